@@ -1,0 +1,13 @@
+# PAGEREEL_SANITIZER=address|undefined|thread builds everything with that sanitizer.
+if(PAGEREEL_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address)
+elseif(PAGEREEL_SANITIZER STREQUAL "undefined")
+  add_compile_options(-fsanitize=undefined -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=undefined)
+elseif(PAGEREEL_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread)
+  add_link_options(-fsanitize=thread)
+elseif(NOT PAGEREEL_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "PAGEREEL_SANITIZER must be address, undefined or thread, not '${PAGEREEL_SANITIZER}'")
+endif()

@@ -1,0 +1,8 @@
+# One warnings list for pagereel's own targets (never applied to third-party code).
+set(PAGEREEL_WARNINGS
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+  -Wunused -Woverloaded-virtual -Wdouble-promotion -Wformat=2
+  -Wimplicit-fallthrough)
+if(PAGEREEL_WERROR)
+  list(APPEND PAGEREEL_WARNINGS -Werror)
+endif()

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs everything pagereel needs to build, test and run on Debian 12, from Debian's
+# packages only (nothing is downloaded from anywhere else). Safe to run again.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+
+packages=(
+  # Toolchain.
+  build-essential cmake ninja-build ccache pkg-config git
+  # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell).
+  chromium-headless-shell fonts-dejavu-core
+  # Encoding, image decode.
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+  libturbojpeg0-dev libspng-dev
+  # Parsing, CLI, logging, HTTP.
+  libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libboost1.81-dev
+  # Tests and benchmarks.
+  googletest libgtest-dev libgmock-dev libbenchmark-dev ffmpeg rt-tests
+)
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update
+# Node.js runs the reference benchmark (puppeteer-core) and builds the probe report's chart
+# bundle. Some images ship Node.js with its own npm; Debian's npm conflicts with that one.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
+$SUDO apt-get install -y --no-install-recommends "${packages[@]}"

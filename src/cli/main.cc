@@ -1,0 +1,31 @@
+// The pagereel binary: parses the command line and hands over to the chosen subcommand.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App root{
+      "pagereel: turns web pages into frames on a clock.\n"
+      "Render deterministic films, serve captures, run live graphics, and measure the\n"
+      "host's frame-clock health.",
+      "pagereel"};
+  root.set_version_flag("--version", "pagereel " PAGEREEL_VERSION);
+  root.require_subcommand(1);
+  root.footer("Run 'pagereel COMMAND --help' for a command's options and examples.");
+
+  pagereel::cli::Action run;
+  pagereel::cli::AddProbeCommand(root, run);
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return root.exit(e);
+  }
+  if (!run) {
+    std::fputs("pagereel: no command chosen; see 'pagereel --help'\n", stderr);
+    return 2;
+  }
+  return run();
+}
