@@ -1,0 +1,130 @@
+// Client: a DevTools protocol client over one Transport.
+//
+// Call() sends a command and waits for its reply; Expect() and Subscribe() deliver events.
+// One reader thread (named "cdp-reader") receives every message and routes it: replies to
+// the waiting call, events to their handlers. It only moves bytes: it finds the id, method
+// and sessionId of a message and hands the whole message over without copying it, so a
+// multi-megabyte screenshot is parsed and decoded by the thread that asked for it.
+//
+// All methods are thread-safe. Handlers run on the reader thread and must be quick.
+// When the connection ends (the browser exited or crashed), every pending and later call
+// fails with the status that ended it.
+#ifndef PAGEREEL_CDP_CLIENT_H_
+#define PAGEREEL_CDP_CLIENT_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "cdp/transport.h"
+
+namespace pagereel::cdp {
+
+// A whole received message (reply or event), kept as the raw JSON text with parser padding.
+// Parse it with the helpers in cdp/json.h.
+struct Message {
+  std::string json;
+};
+
+struct Event {
+  std::string method;
+  std::string session_id;  // Empty for browser-level events.
+  std::shared_ptr<const Message> message;
+};
+
+using EventHandler = std::function<void(const Event&)>;
+
+class Client;
+
+// A one-shot wait for an event, registered before the command that causes the event is
+// sent, so the event cannot slip past. Move-only; stops listening when destroyed.
+class EventWaiter {
+ public:
+  struct State;
+
+  EventWaiter(EventWaiter&&) noexcept;
+  EventWaiter& operator=(EventWaiter&&) noexcept;
+  ~EventWaiter();
+
+  // Blocks until the event arrives, the connection ends, or `timeout` passes.
+  Result<Event> Wait(std::chrono::milliseconds timeout);
+
+ private:
+  friend class Client;
+  EventWaiter(Client* client, uint64_t subscription, std::shared_ptr<State> state);
+
+  Client* client_ = nullptr;
+  uint64_t subscription_ = 0;
+  std::shared_ptr<State> state_;
+};
+
+class Client {
+ public:
+  static constexpr std::chrono::milliseconds kDefaultTimeout{30'000};
+
+  explicit Client(std::unique_ptr<Transport> transport);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends `method` with `params_json` (a JSON object) to the browser, or to the target
+  // attached as `session_id`, and waits for the reply. A protocol error becomes a Status
+  // that names the method and carries the browser's message.
+  Result<Message> Call(std::string_view method, std::string_view params_json = "{}",
+                       std::string_view session_id = {},
+                       std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  // Starts listening for one `method` event on `session_id`; wait on the returned object.
+  EventWaiter Expect(std::string method, std::string session_id);
+
+  // Calls `handler` for every `method` event on `session_id` (an empty method matches
+  // every event of that session) until Unsubscribe.
+  uint64_t Subscribe(std::string method, std::string session_id, EventHandler handler);
+  void Unsubscribe(uint64_t id);
+
+  // OK while connected; afterwards the reason the connection ended.
+  Status connection_status() const;
+
+  // Closes the transport and fails everything still waiting. Idempotent.
+  void Close();
+
+ private:
+  struct Pending;
+  struct Subscription {
+    std::string method;
+    std::string session_id;
+    EventHandler handler;
+  };
+
+  void ReadLoop();
+  void Dispatch(std::string json);
+  void FailAll(const Status& status);
+
+  // Constant after construction.
+  std::unique_ptr<Transport> transport_;
+
+  mutable std::mutex mu_;
+  int64_t next_id_ = 1;                                    // Guarded by mu_.
+  std::map<int64_t, std::shared_ptr<Pending>> pending_;    // Guarded by mu_.
+  uint64_t next_subscription_ = 1;                         // Guarded by mu_.
+  std::map<uint64_t, std::shared_ptr<const Subscription>> subscriptions_;  // Guarded by mu_.
+  std::map<uint64_t, std::weak_ptr<EventWaiter::State>> waiters_;  // Guarded by mu_.
+  Status closed_;                                          // Guarded by mu_.
+  bool is_closed_ = false;                                 // Guarded by mu_.
+
+  std::jthread reader_;  // Last: started after everything it uses exists.
+};
+
+}  // namespace pagereel::cdp
+
+#endif  // PAGEREEL_CDP_CLIENT_H_

@@ -1,0 +1,136 @@
+#include "cdp/client.h"
+
+#include <future>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "cdp/json_util.h"
+#include "testing/fake_transport.h"
+
+namespace pagereel::cdp {
+namespace {
+
+using std::chrono::milliseconds;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  ClientTest() {
+    auto transport = std::make_unique<testing::FakeTransport>();
+    fake_ = transport.get();
+    client_ = std::make_unique<Client>(std::move(transport));
+  }
+
+  testing::FakeTransport* fake_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientTest, SendsFramedCommandsWithSessions) {
+  auto call = std::async(std::launch::async, [&] {
+    return client_->Call("Page.navigate", R"({"url":"about:blank"})", "S1");
+  });
+  auto sent = fake_->NextSent();
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_EQ(*sent,
+            R"({"id":1,"method":"Page.navigate","params":{"url":"about:blank"},"sessionId":"S1"})");
+  fake_->Deliver(R"({"id":1,"result":{"frameId":"F"},"sessionId":"S1"})");
+  Result<Message> reply = call.get();
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(*GetString(*reply, {"result", "frameId"}), "F");
+}
+
+TEST_F(ClientTest, RepliesFindTheirCallersOutOfOrder) {
+  auto first = std::async(std::launch::async, [&] { return client_->Call("A.one"); });
+  ASSERT_TRUE(fake_->NextSent());
+  auto second = std::async(std::launch::async, [&] { return client_->Call("A.two"); });
+  ASSERT_TRUE(fake_->NextSent());
+  fake_->Deliver(R"({"id":2,"result":{"v":2}})");
+  fake_->Deliver(R"({"id":1,"result":{"v":1}})");
+  EXPECT_EQ(*GetNumber(*first.get(), {"result", "v"}), 1);
+  EXPECT_EQ(*GetNumber(*second.get(), {"result", "v"}), 2);
+}
+
+TEST_F(ClientTest, ProtocolErrorNamesTheMethod) {
+  auto call = std::async(std::launch::async, [&] { return client_->Call("Target.createTarget"); });
+  ASSERT_TRUE(fake_->NextSent());
+  fake_->Deliver(R"({"id":1,"error":{"code":-32000,"message":"Not allowed"}})");
+  Result<Message> reply = call.get();
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().message(), "DevTools call Target.createTarget failed: Not allowed");
+}
+
+TEST_F(ClientTest, EventsReachTheirSessionOnly) {
+  EventWaiter other = client_->Expect("Page.loadEventFired", "S2");
+  EventWaiter mine = client_->Expect("Page.loadEventFired", "S1");
+  fake_->Deliver(R"({"method":"Page.loadEventFired","params":{"timestamp":5},"sessionId":"S1"})");
+  Result<Event> event = mine.Wait(milliseconds(5000));
+  ASSERT_TRUE(event.ok()) << event.status().ToString();
+  EXPECT_EQ(event->session_id, "S1");
+  EXPECT_EQ(*GetNumber(*event->message, {"params", "timestamp"}), 5);
+  EXPECT_EQ(other.Wait(milliseconds(50)).status().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(ClientTest, SubscriptionSeesEveryEventUntilRemoved) {
+  std::atomic<int> seen{0};
+  uint64_t id = client_->Subscribe("Log.entryAdded", "", [&](const Event&) { ++seen; });
+  EventWaiter marker = client_->Expect("Marker", "");
+  fake_->Deliver(R"({"method":"Log.entryAdded","params":{}})");
+  fake_->Deliver(R"({"method":"Log.entryAdded","params":{}})");
+  fake_->Deliver(R"({"method":"Marker","params":{}})");
+  ASSERT_TRUE(marker.Wait(milliseconds(5000)).ok());
+  EXPECT_EQ(seen.load(), 2);
+  client_->Unsubscribe(id);
+  EventWaiter marker2 = client_->Expect("Marker", "");
+  fake_->Deliver(R"({"method":"Log.entryAdded","params":{}})");
+  fake_->Deliver(R"({"method":"Marker","params":{}})");
+  ASSERT_TRUE(marker2.Wait(milliseconds(5000)).ok());
+  EXPECT_EQ(seen.load(), 2);
+}
+
+TEST_F(ClientTest, BrowserGoneFailsPendingCallsAndWaiters) {
+  EventWaiter waiter = client_->Expect("Page.loadEventFired", "S1");
+  auto call = std::async(std::launch::async, [&] { return client_->Call("Page.navigate"); });
+  ASSERT_TRUE(fake_->NextSent());
+  fake_->Disconnect();
+  Result<Message> reply = call.get();
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(reply.status().message().find("Page.navigate"), std::string_view::npos);
+  EXPECT_EQ(waiter.Wait(milliseconds(5000)).status().code(), StatusCode::kUnavailable);
+  // Later calls fail at once with the same reason.
+  EXPECT_EQ(client_->Call("Page.reload").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(client_->connection_status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(ClientTest, CallTimesOutNamingTheMethod) {
+  Result<Message> reply = client_->Call("Runtime.evaluate", "{}", "", milliseconds(20));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(reply.status().message().find("Runtime.evaluate"), std::string_view::npos);
+  // A reply that arrives after the caller gave up is dropped quietly.
+  fake_->Deliver(R"({"id":1,"result":{}})");
+}
+
+TEST_F(ClientTest, LargeStringIsViewedInPlace) {
+  std::string payload(3 << 20, 'A');
+  auto call = std::async(std::launch::async, [&] { return client_->Call("HeadlessExperimental.beginFrame"); });
+  ASSERT_TRUE(fake_->NextSent());
+  std::string reply_text = R"({"id":1,"result":{"hasDamage":true,"screenshotData":")";
+  reply_text.append(payload).append("\"}}");
+  fake_->Deliver(std::move(reply_text));
+  Result<Message> reply = call.get();
+  ASSERT_TRUE(reply.ok());
+  Result<std::string_view> data = GetRawStringView(*reply, {"result", "screenshotData"});
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ(data->size(), payload.size());
+  EXPECT_GE(data->data(), reply->json.data());
+  EXPECT_LT(data->data(), reply->json.data() + reply->json.size());
+  EXPECT_TRUE(*GetBool(*reply, {"result", "hasDamage"}));
+}
+
+TEST(JsonUtilTest, QuotesControlCharacters) {
+  EXPECT_EQ(JsonQuote("a\"b\\c\n\x01"), R"("a\"b\\c\n\u0001")");
+}
+
+}  // namespace
+}  // namespace pagereel::cdp
