@@ -1,0 +1,248 @@
+#include "browser/browser.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/unique_fd.h"
+#include "cdp/pipe_transport.h"
+
+namespace pagereel::browser {
+
+namespace {
+
+// Process groups of live browsers, for KillAllBrowsers() from a signal handler: a fixed
+// array of atomics, because a handler may not lock or allocate.
+constexpr size_t kMaxBrowsers = 256;
+std::array<std::atomic<pid_t>, kMaxBrowsers> g_browser_groups{};
+
+void RegisterGroup(pid_t pgid) {
+  for (auto& slot : g_browser_groups) {
+    pid_t expected = 0;
+    if (slot.compare_exchange_strong(expected, pgid)) return;
+  }
+}
+
+void UnregisterGroup(pid_t pgid) {
+  for (auto& slot : g_browser_groups) {
+    pid_t expected = pgid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+// Switches from DESIGN.md: no sandbox (we run as a service user, often root), no GPU, no
+// traffic of Chromium's own, a throwaway profile; plus what begin-frame control needs.
+std::vector<std::string> BrowserArgs(const std::string& binary, const std::string& profile,
+                                     const LaunchOptions& options) {
+  std::vector<std::string> args = {
+      binary,
+      "--remote-debugging-pipe",
+      "--user-data-dir=" + profile,
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-breakpad",
+      "--disable-extensions",
+      "--hide-scrollbars",
+      "--mute-audio",
+      "--force-color-profile=srgb",
+      // Same font rasterisation on every host, so frames compare across machines.
+      "--font-render-hinting=none",
+  };
+  if (options.frame_control == FrameControl::kBeginFrame) {
+    args.push_back("--run-all-compositor-stages-before-draw");
+    args.push_back("--enable-begin-frame-control");
+  }
+  for (const auto& extra : options.extra_args) args.push_back(extra);
+  args.push_back("about:blank");
+  return args;
+}
+
+std::string TailOfFile(const std::filesystem::path& path, size_t max_lines) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (lines.size() > max_lines) lines.erase(lines.begin());
+  }
+  std::string out;
+  for (const auto& l : lines) out += "\n  " + l;
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> FindBrowserBinary(const std::string& requested) {
+  std::string path = requested;
+  if (path.empty()) {
+    const char* env = std::getenv("PAGEREEL_BROWSER");
+    path = (env != nullptr && *env != '\0') ? env : kDefaultBrowserPath;
+  }
+  if (::access(path.c_str(), X_OK) != 0) {
+    return NotFoundError("no browser at " + path +
+                         ": install Debian's chromium-headless-shell (sudo apt-get install "
+                         "chromium-headless-shell), or name the binary with "
+                         "PAGEREEL_BROWSER=/path/to/chromium-headless-shell");
+  }
+  return path;
+}
+
+Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
+  PR_ASSIGN_OR_RETURN(std::string binary, FindBrowserBinary(options.binary));
+
+  std::error_code ec;
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  std::string pattern = (tmp / "pagereel-profile-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return ErrnoError("creating a browser profile folder in " + tmp.string(), errno);
+  }
+  std::filesystem::path profile = pattern;
+  auto cleanup_profile = [&] { std::filesystem::remove_all(profile, ec); };
+
+  // Everything the child needs is prepared before fork(): after it, only
+  // async-signal-safe calls are allowed, since other threads may hold locks.
+  std::vector<std::string> args = BrowserArgs(binary, profile.string(), options);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string log_path = (profile / "browser-stderr.log").string();
+
+  int to_browser[2];
+  int from_browser[2];
+  if (::pipe2(to_browser, O_CLOEXEC) != 0) {
+    cleanup_profile();
+    return ErrnoError("creating the DevTools pipe", errno);
+  }
+  if (::pipe2(from_browser, O_CLOEXEC) != 0) {
+    ::close(to_browser[0]);
+    ::close(to_browser[1]);
+    cleanup_profile();
+    return ErrnoError("creating the DevTools pipe", errno);
+  }
+  UniqueFd our_write(to_browser[1]);
+  UniqueFd their_read(to_browser[0]);
+  UniqueFd our_read(from_browser[0]);
+  UniqueFd their_write(from_browser[1]);
+  UniqueFd log_fd(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    cleanup_profile();
+    return ErrnoError("starting the browser", errno);
+  }
+  if (pid == 0) {
+    // Child: own process group, so the whole tree can be killed at once; and die with us,
+    // so a pagereel killed with SIGKILL leaves no browser behind.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    // dup2 clears close-on-exec on the new descriptors 3 and 4. The sources are first moved
+    // above 4 so that dup2 cannot overwrite one with the other.
+    int r = ::fcntl(their_read.get(), F_DUPFD_CLOEXEC, 10);
+    int w = ::fcntl(their_write.get(), F_DUPFD_CLOEXEC, 10);
+    if (r < 0 || w < 0 || ::dup2(r, 3) < 0 || ::dup2(w, 4) < 0) ::_exit(127);
+    ::dup2(null_fd.get(), 0);
+    ::dup2(null_fd.get(), 1);
+    ::dup2(log_fd.valid() ? log_fd.get() : null_fd.get(), 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // Also from the parent, so the group exists before we might kill it.
+  RegisterGroup(pid);
+  their_read.reset();
+  their_write.reset();
+
+  auto transport = std::make_unique<cdp::PipeTransport>(std::move(our_write), std::move(our_read));
+  auto client = std::make_unique<cdp::Client>(std::move(transport));
+  std::unique_ptr<Browser> browser(new Browser(pid, profile, std::move(client)));
+
+  // The browser answers once it is up; a binary that is not a browser, or one that fails
+  // to start, is caught here with its own words.
+  Result<cdp::Message> version = browser->client().Call("Browser.getVersion");
+  if (!version.ok()) {
+    return UnavailableError("the browser " + binary + " did not start: " +
+                            browser->ExitDescription());
+  }
+  return browser;
+}
+
+Browser::Browser(pid_t pid, std::filesystem::path profile_dir, std::unique_ptr<cdp::Client> client)
+    : pid_(pid), profile_dir_(std::move(profile_dir)), client_(std::move(client)) {}
+
+Browser::~Browser() {
+  Kill();
+  client_.reset();
+  std::error_code ec;
+  std::filesystem::remove_all(profile_dir_, ec);
+}
+
+void Browser::Kill() {
+  if (!reaped_) {
+    ::kill(-pid_, SIGKILL);
+    Reap(/*block=*/true);
+  }
+  client_->Close();
+}
+
+bool Browser::Reap(bool block) {
+  if (reaped_) return true;
+  for (;;) {
+    pid_t got = ::waitpid(pid_, &wait_status_, block ? 0 : WNOHANG);
+    if (got == pid_) {
+      reaped_ = true;
+      UnregisterGroup(pid_);
+      // Helpers of the browser (renderer, GPU, zygote) share its group; make sure none
+      // outlives the main process.
+      ::kill(-pid_, SIGKILL);
+      return true;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    return false;
+  }
+}
+
+std::string Browser::ExitDescription() {
+  // Give a dying browser a moment to finish exiting, so the description is complete.
+  for (int i = 0; i < 50 && !Reap(/*block=*/false); ++i) ::usleep(10'000);
+  std::ostringstream out;
+  if (!reaped_) {
+    out << "still running";
+  } else if (WIFEXITED(wait_status_)) {
+    out << "exited with status " << WEXITSTATUS(wait_status_);
+  } else if (WIFSIGNALED(wait_status_)) {
+    int sig = WTERMSIG(wait_status_);
+    out << "killed by signal " << sig << " (" << strsignal(sig) << ")";
+  }
+  std::string tail = TailOfFile(profile_dir_ / "browser-stderr.log", 5);
+  if (!tail.empty()) out << "; its last words:" << tail;
+  return out.str();
+}
+
+void KillAllBrowsers() {
+  for (auto& slot : g_browser_groups) {
+    pid_t pgid = slot.load();
+    if (pgid > 0) ::kill(-pgid, SIGKILL);
+  }
+}
+
+}  // namespace pagereel::browser

@@ -1,0 +1,83 @@
+// Browser: one chrome-headless-shell process tree, driven over --remote-debugging-pipe.
+//
+// Launch() starts the browser in its own process group with a fresh profile folder;
+// the destructor kills the whole group and removes the folder. A browser that exits or
+// crashes is noticed by its DevTools client (every call then fails with kUnavailable), and
+// ExitDescription() says how it ended, with the last lines it wrote to stderr.
+//
+// Thread rules: client() may be used from any thread (cdp::Client is thread-safe); the
+// rest is for the owning thread. Browsers also register their process groups with
+// KillAllBrowsers(), which a signal handler may call.
+#ifndef PAGEREEL_BROWSER_BROWSER_H_
+#define PAGEREEL_BROWSER_BROWSER_H_
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cdp/client.h"
+
+namespace pagereel::browser {
+
+// Where Debian's chromium-headless-shell package puts the real binary (the /usr/bin
+// wrapper is a shell script that does not exec, so its children would escape us).
+inline constexpr const char* kDefaultBrowserPath = "/usr/lib/chromium/chromium-headless-shell";
+
+enum class FrameControl {
+  kBeginFrame,  // Frames only when we send HeadlessExperimental.beginFrame (render, live).
+  kFree,        // Chromium's own compositor clock (ordinary screenshots, PDF).
+};
+
+struct LaunchOptions {
+  // Empty: $PAGEREEL_BROWSER, else kDefaultBrowserPath.
+  std::string binary;
+  FrameControl frame_control = FrameControl::kBeginFrame;
+  // Extra command-line switches, appended after pagereel's own.
+  std::vector<std::string> extra_args;
+};
+
+class Browser {
+ public:
+  static Result<std::unique_ptr<Browser>> Launch(const LaunchOptions& options);
+
+  ~Browser();
+  Browser(const Browser&) = delete;
+  Browser& operator=(const Browser&) = delete;
+
+  cdp::Client& client() { return *client_; }
+  pid_t pid() const { return pid_; }
+
+  // How the browser ended ("exited with status 1", "killed by signal 9 (Killed)") and
+  // the tail of its stderr; "still running" while it runs.
+  std::string ExitDescription();
+
+  // Kills the process group now (for tests that simulate a crash, and for shutdown).
+  void Kill();
+
+ private:
+  Browser(pid_t pid, std::filesystem::path profile_dir, std::unique_ptr<cdp::Client> client);
+  bool Reap(bool block);
+
+  // Constant after construction.
+  pid_t pid_;
+  std::filesystem::path profile_dir_;
+
+  std::unique_ptr<cdp::Client> client_;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+};
+
+// Resolves which browser binary Launch would run, or a NotFound status naming the Debian
+// package to install.
+Result<std::string> FindBrowserBinary(const std::string& requested);
+
+// SIGKILLs every live browser's process group. Async-signal-safe: for SIGINT handlers.
+void KillAllBrowsers();
+
+}  // namespace pagereel::browser
+
+#endif  // PAGEREEL_BROWSER_BROWSER_H_
