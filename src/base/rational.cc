@@ -88,6 +88,11 @@ std::chrono::microseconds FrameTime(int64_t index, Rational rate) {
   return std::chrono::microseconds(static_cast<int64_t>(q));
 }
 
+int64_t FrameTimeMillis(int64_t index, Rational rate) {
+  __int128 numer = static_cast<__int128>(index) * rate.den * 1000;
+  return static_cast<int64_t>((2 * numer + rate.num) / (2 * static_cast<__int128>(rate.num)));
+}
+
 int64_t FramesInDuration(double seconds, Rational rate) {
   // Frames n with n * den / num < seconds. A tiny epsilon absorbs decimal input such as
   // 0.1 that binary floating point cannot hold exactly.

@@ -38,6 +38,10 @@ Result<Rational> ParseFrameRate(std::string_view text);
 // Exact for any film shorter than a few thousand years.
 std::chrono::microseconds FrameTime(int64_t index, Rational rate);
 
+// Time of frame `index` at `rate` in whole milliseconds, rounded to nearest (the
+// resolution pagereel presents time to pages at).
+int64_t FrameTimeMillis(int64_t index, Rational rate);
+
 // Number of whole frames that start before `seconds` (a decimal such as "2.5"): the frame
 // count of a film of that duration. Rounds the boundary up so 1 s at 30000/1001 is 30 frames.
 int64_t FramesInDuration(double seconds, Rational rate);

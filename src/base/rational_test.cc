@@ -36,6 +36,15 @@ TEST(RationalTest, FrameTimesAreExact) {
   EXPECT_EQ(FrameTime(30 * 3600 * 10, Rational{30, 1}).count(), 36'000'000'000LL);
 }
 
+TEST(RationalTest, FrameTimeMillisRoundsOnce) {
+  EXPECT_EQ(FrameTimeMillis(1, Rational{30, 1}), 33);
+  EXPECT_EQ(FrameTimeMillis(2, Rational{30, 1}), 67);
+  EXPECT_EQ(FrameTimeMillis(3, Rational{30, 1}), 100);
+  EXPECT_EQ(FrameTimeMillis(1, Rational{30000, 1001}), 33);
+  EXPECT_EQ(FrameTimeMillis(2, Rational{30000, 1001}), 67);
+  EXPECT_EQ(FrameTimeMillis(30000, Rational{30000, 1001}), 1'001'000);
+}
+
 TEST(RationalTest, FramesInDuration) {
   EXPECT_EQ(FramesInDuration(1.0, Rational{30, 1}), 30);
   EXPECT_EQ(FramesInDuration(0.1, Rational{30, 1}), 3);

@@ -1,0 +1,134 @@
+// Drives the real chrome-headless-shell through capture::Page and reads each frame's clocks
+// back from its pixels.
+#include "capture/page.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/timecode.h"
+
+namespace pagereel::capture {
+namespace {
+
+using testing::ReadTimecodeRow;
+using testing::TestPageUrl;
+
+class PageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<browser::Browser>> b = browser::Browser::Launch({});
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    browser_ = std::move(b).value();
+  }
+
+  PageOptions Options(const std::string& page) {
+    PageOptions o;
+    o.url = TestPageUrl(page);
+    o.width = 640;
+    o.height = 360;
+    o.fps = Rational{30, 1};
+    return o;
+  }
+
+  Image Decode(EncodedFrame frame) {
+    Result<Image> image = DecodeFrame(frame);
+    EXPECT_TRUE(image.ok()) << image.status().ToString();
+    return image.ok() ? std::move(image).value() : Image{};
+  }
+
+  std::unique_ptr<browser::Browser> browser_;
+};
+
+int Row(const Image& image, int row) {
+  return ReadTimecodeRow(image.rgba.data(), image.width * 4, 4, row);
+}
+
+TEST_F(PageTest, EveryClockReadsFrameTime) {
+  PageOptions options = Options("timecode.html");
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  // Frames 0-4 one by one, then a jump to 40 (frames 5-39 run without screenshots).
+  for (int64_t n : {0, 1, 2, 3, 4, 40}) {
+    Result<EncodedFrame> frame = (*page)->Capture(n);
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    Image image = Decode(std::move(frame).value());
+    ASSERT_EQ(image.width, 640);
+    ASSERT_EQ(image.height, 360);
+    const int t = static_cast<int>(FrameTimeMillis(n, options.fps));
+    SCOPED_TRACE("frame " + std::to_string(n));
+    EXPECT_EQ(Row(image, testing::kRafTimestamp), t);
+    EXPECT_EQ(Row(image, testing::kPerformanceNow), t);
+    EXPECT_EQ(Row(image, testing::kDateNow), t);
+    EXPECT_EQ(Row(image, testing::kCssAnimation), t);
+    EXPECT_EQ(Row(image, testing::kWebAnimation), t);
+    EXPECT_EQ(Row(image, testing::kSvgTime), t);
+    EXPECT_EQ(Row(image, testing::kRafCount), n + 1);  // Exactly one rAF turn per frame.
+    const int intervals = Row(image, testing::kIntervalCount);
+    EXPECT_GE(intervals, t / 50);
+    EXPECT_LE(intervals, t / 50 + 1);
+  }
+}
+
+TEST_F(PageTest, ReadyPromiseHoldsFrameZeroAndClocksStillStartAtZero) {
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("ready-late.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_TRUE((*page)->declared_duration().has_value());
+  EXPECT_DOUBLE_EQ(*(*page)->declared_duration(), 0.5);
+  for (int64_t n : {0, 3}) {
+    Result<EncodedFrame> frame = (*page)->Capture(n);
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    EXPECT_EQ(Row(Decode(std::move(frame).value()), 0), FrameTimeMillis(n, Rational{30, 1}));
+  }
+}
+
+TEST_F(PageTest, RejectedReadyNamesTheReason) {
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("ready-rejects.html"));
+  ASSERT_FALSE(page.ok());
+  EXPECT_NE(page.status().message().find("data feed unavailable"), std::string_view::npos)
+      << page.status().ToString();
+  EXPECT_NE(page.status().message().find("ready-rejects.html"), std::string_view::npos);
+}
+
+TEST_F(PageTest, ReadyThatNeverResolvesTimesOut) {
+  PageOptions options = Options("ready-never.html");
+  options.timeout = std::chrono::milliseconds(1500);
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(page.status().message().find("window.pagereel.ready"), std::string_view::npos)
+      << page.status().ToString();
+}
+
+TEST_F(PageTest, MissingFileIsReported) {
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("no-such-page.html"));
+  ASSERT_FALSE(page.ok());
+  EXPECT_NE(page.status().message().find("no-such-page.html"), std::string_view::npos)
+      << page.status().ToString();
+}
+
+TEST_F(PageTest, NavigatingAwayStopsTheFilm) {
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("navigates-away.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Status status;
+  for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("navigated away"), std::string_view::npos) << status.ToString();
+}
+
+TEST_F(PageTest, AlphaFramesAreTransparentPng) {
+  PageOptions options = Options("ready-never.html");  // A page with no background of its own.
+  options.url = "data:text/html,<body style='margin:0'><div style='width:10px;height:10px;background:rgba(0,0,255,.5)'>";
+  options.alpha = true;
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  EXPECT_EQ(frame->format, ImageFormat::kPng);
+  Image image = Decode(std::move(frame).value());
+  const uint8_t* inside = image.pixel(5, 5);
+  EXPECT_EQ(inside[2], 255);
+  EXPECT_NEAR(inside[3], 128, 1);
+  EXPECT_EQ(image.pixel(100, 100)[3], 0);
+}
+
+}  // namespace
+}  // namespace pagereel::capture
