@@ -1,0 +1,467 @@
+#include "encode/encoder.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+}
+#include <spng.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <vector>
+
+namespace pagereel::encode {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char kFormatsHelp[] =
+    "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .gif, or an image sequence pattern such as "
+    "frames/%05d.png or frames/%05d.jpg";
+
+// FFmpeg's error codes, converted once here.
+Status AvError(std::string_view context, int err) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(err, text, sizeof text);
+  std::string message = std::string(context) + ": " + text;
+  if (err == AVERROR(ENOSPC) || err == AVERROR(EDQUOT) || err == AVERROR(ENOMEM)) {
+    return ResourceExhaustedError(std::move(message));
+  }
+  if (err == AVERROR(EACCES) || err == AVERROR(EROFS)) return InvalidArgumentError(std::move(message));
+  return IoError(std::move(message));
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+Status CheckFolder(const fs::path& file) {
+  fs::path folder = file.parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) {
+    return InvalidArgumentError("output folder '" + folder.string() +
+                                "' does not exist; create it first (mkdir -p " + folder.string() +
+                                ")");
+  }
+  if (!fs::is_directory(folder, ec)) {
+    return InvalidArgumentError("'" + folder.string() + "' is not a folder");
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    return ErrnoError("cannot write to output folder '" + folder.string() + "'", errno);
+  }
+  return Status::Ok();
+}
+
+// A hidden temporary name beside `target`, keeping its extension (muxers need it to
+// agree with the format).
+fs::path PartialPath(const fs::path& target) {
+  fs::path p = target;
+  return p.replace_filename("." + target.stem().string() + ".partial-" +
+                            std::to_string(::getpid()) + target.extension().string());
+}
+
+Status RenameIntoPlace(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec) return IoError("moving " + from.string() + " to " + to.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+int CrfForQuality(int quality) {
+  // quality 100 -> CRF 10, 90 -> 14, 50 -> 30, 1 -> 50.
+  return std::clamp(10 + (100 - quality) * 2 / 5, 0, 51);
+}
+
+struct CodecContextFree {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct FormatContextFree {
+  void operator()(AVFormatContext* f) const {
+    if (f->pb != nullptr && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
+    avformat_free_context(f);
+  }
+};
+struct FrameFree {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct PacketFree {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct SwsFree {
+  void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+class VideoEncoder final : public Encoder {
+ public:
+  VideoEncoder(fs::path target, fs::path partial) : target_(std::move(target)), partial_(std::move(partial)) {}
+
+  ~VideoEncoder() override {
+    if (!finished_) {
+      format_.reset();  // Closes the file before it is removed.
+      std::error_code ec;
+      fs::remove(partial_, ec);
+    }
+  }
+
+  Status Init(const EncoderOptions& options, OutputKind kind) {
+    const char* format_name = "mp4";
+    const char* codec_name = "libx264";
+    AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P;
+    if (kind == OutputKind::kMov) {
+      format_name = "mov";
+      codec_name = "prores_ks";
+      pix_fmt = options.alpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE;
+    } else if (kind == OutputKind::kWebm) {
+      format_name = "webm";
+      codec_name = "libvpx-vp9";
+      pix_fmt = options.alpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P;
+    }
+    bool subsampled = pix_fmt == AV_PIX_FMT_YUV420P || pix_fmt == AV_PIX_FMT_YUVA420P;
+    if (subsampled && (options.width % 2 != 0 || options.height % 2 != 0)) {
+      return InvalidArgumentError(std::string(codec_name) + " in ." + format_name +
+                                  " needs an even width and height, not " +
+                                  std::to_string(options.width) + "x" +
+                                  std::to_string(options.height));
+    }
+    const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
+    if (codec == nullptr) {
+      return NotFoundError(std::string("this FFmpeg has no ") + codec_name +
+                           " encoder; install Debian's libavcodec59 (apt-get install "
+                           "libavcodec-dev)");
+    }
+
+    AVFormatContext* fmt = nullptr;
+    int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, partial_.c_str());
+    if (err < 0) return AvError("setting up the " + std::string(format_name) + " muxer", err);
+    format_.reset(fmt);
+
+    codec_.reset(avcodec_alloc_context3(codec));
+    AVCodecContext* c = codec_.get();
+    c->width = options.width;
+    c->height = options.height;
+    c->time_base = AVRational{static_cast<int>(options.fps.den), static_cast<int>(options.fps.num)};
+    c->framerate = AVRational{static_cast<int>(options.fps.num), static_cast<int>(options.fps.den)};
+    c->pix_fmt = pix_fmt;
+    c->color_primaries = AVCOL_PRI_BT709;
+    c->color_trc = AVCOL_TRC_BT709;
+    c->colorspace = AVCOL_SPC_BT709;
+    c->color_range = AVCOL_RANGE_MPEG;
+    c->gop_size = std::max(1, static_cast<int>(options.fps.num / options.fps.den) * 2);
+    if (format_->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+    AVDictionary* opts = nullptr;
+    const std::string crf = std::to_string(CrfForQuality(options.quality));
+    if (kind == OutputKind::kMp4) {
+      av_dict_set(&opts, "preset", "veryfast", 0);
+      av_dict_set(&opts, "crf", crf.c_str(), 0);
+    } else if (kind == OutputKind::kWebm) {
+      av_dict_set(&opts, "crf", crf.c_str(), 0);
+      av_dict_set(&opts, "b", "0", 0);
+      av_dict_set(&opts, "deadline", "good", 0);
+      av_dict_set(&opts, "cpu-used", "5", 0);
+      av_dict_set(&opts, "row-mt", "1", 0);
+    } else {
+      av_dict_set(&opts, "profile", options.alpha ? "4444" : "hq", 0);
+      av_dict_set(&opts, "vendor", "apl0", 0);
+    }
+    err = avcodec_open2(c, codec, &opts);
+    av_dict_free(&opts);
+    if (err < 0) return AvError(std::string("opening the ") + codec_name + " encoder", err);
+
+    stream_ = avformat_new_stream(format_.get(), nullptr);
+    if (stream_ == nullptr) return InternalError("could not add a video stream");
+    stream_->time_base = c->time_base;
+    stream_->avg_frame_rate = c->framerate;
+    err = avcodec_parameters_from_context(stream_->codecpar, c);
+    if (err < 0) return AvError("copying encoder parameters", err);
+
+    err = avio_open(&format_->pb, partial_.c_str(), AVIO_FLAG_WRITE);
+    if (err < 0) return AvError("creating " + partial_.string(), err);
+    AVDictionary* mux_opts = nullptr;
+    if (kind == OutputKind::kMp4 || kind == OutputKind::kMov) {
+      av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+    }
+    err = avformat_write_header(format_.get(), &mux_opts);
+    av_dict_free(&mux_opts);
+    if (err < 0) return AvError("writing the header of " + partial_.string(), err);
+
+    frame_.reset(av_frame_alloc());
+    frame_->format = pix_fmt;
+    frame_->width = options.width;
+    frame_->height = options.height;
+    frame_->color_primaries = c->color_primaries;
+    frame_->color_trc = c->color_trc;
+    frame_->colorspace = c->colorspace;
+    frame_->color_range = c->color_range;
+    err = av_frame_get_buffer(frame_.get(), 0);
+    if (err < 0) return AvError("allocating a frame", err);
+    packet_.reset(av_packet_alloc());
+
+    // Browser pixels are full-range sRGB; the film is BT.709 limited range.
+    sws_.reset(sws_getContext(options.width, options.height, AV_PIX_FMT_RGBA, options.width,
+                              options.height, pix_fmt,
+                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
+                              nullptr, nullptr));
+    if (!sws_) return InternalError("could not set up pixel conversion");
+    sws_setColorspaceDetails(sws_.get(), sws_getCoefficients(SWS_CS_ITU709), 1,
+                             sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
+    width_ = options.width;
+    height_ = options.height;
+    return Status::Ok();
+  }
+
+  Status Write(const RgbaView& view) override {
+    if (view.width != width_ || view.height != height_) {
+      return InternalError("frame of " + std::to_string(view.width) + "x" +
+                           std::to_string(view.height) + " in a film of " +
+                           std::to_string(width_) + "x" + std::to_string(height_));
+    }
+    int err = av_frame_make_writable(frame_.get());
+    if (err < 0) return AvError("preparing a frame", err);
+    const uint8_t* src[1] = {view.data};
+    int src_stride[1] = {view.stride};
+    sws_scale(sws_.get(), src, src_stride, 0, height_, frame_->data, frame_->linesize);
+    frame_->pts = next_pts_++;
+    return SendAndDrain(frame_.get());
+  }
+
+  Status Finish() override {
+    PR_RETURN_IF_ERROR(SendAndDrain(nullptr));
+    int err = av_write_trailer(format_.get());
+    if (err < 0) return AvError("finishing " + partial_.string(), err);
+    err = avio_closep(&format_->pb);
+    if (err < 0) return AvError("closing " + partial_.string(), err);
+    PR_RETURN_IF_ERROR(RenameIntoPlace(partial_, target_));
+    finished_ = true;
+    return Status::Ok();
+  }
+
+  std::string final_path() const override { return target_.string(); }
+
+ private:
+  Status SendAndDrain(AVFrame* frame) {
+    int err = avcodec_send_frame(codec_.get(), frame);
+    if (err < 0) return AvError("encoding a frame", err);
+    for (;;) {
+      err = avcodec_receive_packet(codec_.get(), packet_.get());
+      if (err == AVERROR(EAGAIN) || err == AVERROR_EOF) return Status::Ok();
+      if (err < 0) return AvError("encoding a frame", err);
+      av_packet_rescale_ts(packet_.get(), codec_->time_base, stream_->time_base);
+      packet_->stream_index = stream_->index;
+      err = av_interleaved_write_frame(format_.get(), packet_.get());
+      if (err < 0) return AvError("writing " + partial_.string(), err);
+    }
+  }
+
+  const fs::path target_;
+  const fs::path partial_;
+  std::unique_ptr<AVFormatContext, FormatContextFree> format_;
+  std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
+  std::unique_ptr<AVFrame, FrameFree> frame_;
+  std::unique_ptr<AVPacket, PacketFree> packet_;
+  std::unique_ptr<SwsContext, SwsFree> sws_;
+  AVStream* stream_ = nullptr;  // Owned by format_.
+  int width_ = 0;
+  int height_ = 0;
+  int64_t next_pts_ = 0;
+  bool finished_ = false;
+};
+
+// Frame n goes to pattern % n, written under a temporary name and renamed when whole; if
+// the sequence is abandoned, every file it wrote is removed.
+class SequenceEncoder final : public Encoder {
+ public:
+  SequenceEncoder(std::string pattern, OutputKind kind, int quality)
+      : pattern_(std::move(pattern)), kind_(kind), quality_(quality) {
+    // InspectOutputPath checked there is exactly one %[0][width]d field.
+    static const std::regex kField("%(0?)([0-9]*)d");
+    std::smatch m;
+    std::regex_search(pattern_, m, kField);
+    prefix_ = m.prefix();
+    suffix_ = m.suffix();
+    zero_pad_ = m[1].length() > 0;
+    pad_width_ = m[2].length() > 0 ? std::stoi(m[2]) : 0;
+  }
+
+  std::string FileName(int64_t index) const {
+    std::string number = std::to_string(index);
+    if (static_cast<int>(number.size()) < pad_width_) {
+      number.insert(0, static_cast<size_t>(pad_width_) - number.size(), zero_pad_ ? '0' : ' ');
+    }
+    return prefix_ + number + suffix_;
+  }
+
+  ~SequenceEncoder() override {
+    if (!finished_) {
+      std::error_code ec;
+      for (const auto& f : written_) fs::remove(f, ec);
+    }
+  }
+
+  Status Write(const RgbaView& view) override {
+    fs::path target = FileName(next_);
+    fs::path partial = target.string() + ".partial";
+    std::vector<uint8_t> bytes;
+    PR_RETURN_IF_ERROR(kind_ == OutputKind::kPngSequence ? EncodePng(view, &bytes)
+                                                         : EncodeJpeg(view, &bytes));
+    std::FILE* f = std::fopen(partial.c_str(), "wb");
+    if (f == nullptr) return ErrnoError("creating " + partial.string(), errno);
+    size_t wrote = std::fwrite(bytes.data(), 1, bytes.size(), f);
+    int write_errno = errno;
+    if (std::fclose(f) != 0 || wrote != bytes.size()) {
+      std::error_code ec;
+      fs::remove(partial, ec);
+      return ErrnoError("writing " + partial.string(), write_errno != 0 ? write_errno : EIO);
+    }
+    PR_RETURN_IF_ERROR(RenameIntoPlace(partial, target));
+    written_.push_back(target);
+    ++next_;
+    return Status::Ok();
+  }
+
+  Status Finish() override {
+    finished_ = true;
+    return Status::Ok();
+  }
+
+  std::string final_path() const override { return pattern_; }
+
+ private:
+  static Status EncodePng(const RgbaView& view, std::vector<uint8_t>* out) {
+    std::unique_ptr<spng_ctx, void (*)(spng_ctx*)> ctx(spng_ctx_new(SPNG_CTX_ENCODER),
+                                                       spng_ctx_free);
+    spng_set_option(ctx.get(), SPNG_ENCODE_TO_BUFFER, 1);
+    // Fast zlib level: sequences are intermediate files, speed matters more than size.
+    spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_LEVEL, 1);
+    spng_ihdr ihdr{};
+    ihdr.width = static_cast<uint32_t>(view.width);
+    ihdr.height = static_cast<uint32_t>(view.height);
+    ihdr.bit_depth = 8;
+    ihdr.color_type = SPNG_COLOR_TYPE_TRUECOLOR_ALPHA;
+    spng_set_ihdr(ctx.get(), &ihdr);
+    std::vector<uint8_t> packed;
+    const uint8_t* data = view.data;
+    size_t row = static_cast<size_t>(view.width) * 4;
+    if (static_cast<size_t>(view.stride) != row) {
+      packed.resize(row * view.height);
+      for (int y = 0; y < view.height; ++y) {
+        std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row, packed.data() + y * row);
+      }
+      data = packed.data();
+    }
+    int err = spng_encode_image(ctx.get(), data, row * view.height, SPNG_FMT_PNG,
+                                SPNG_ENCODE_FINALIZE);
+    if (err != 0) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
+    size_t size = 0;
+    void* buffer = spng_get_png_buffer(ctx.get(), &size, &err);
+    if (buffer == nullptr) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
+    out->assign(static_cast<uint8_t*>(buffer), static_cast<uint8_t*>(buffer) + size);
+    std::free(buffer);
+    return Status::Ok();
+  }
+
+  Status EncodeJpeg(const RgbaView& view, std::vector<uint8_t>* out) const {
+    std::unique_ptr<void, int (*)(tjhandle)> tj(tjInitCompress(), tjDestroy);
+    unsigned char* jpeg = nullptr;
+    unsigned long size = 0;
+    int subsamp = quality_ >= 90 ? TJSAMP_444 : TJSAMP_420;
+    if (tjCompress2(tj.get(), view.data, view.width, view.stride, view.height, TJPF_RGBA, &jpeg,
+                    &size, subsamp, quality_, TJFLAG_FASTDCT) != 0) {
+      return InternalError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(tj.get()));
+    }
+    out->assign(jpeg, jpeg + size);
+    tjFree(jpeg);
+    return Status::Ok();
+  }
+
+  const std::string pattern_;
+  std::string prefix_;
+  std::string suffix_;
+  bool zero_pad_ = false;
+  int pad_width_ = 0;
+  const OutputKind kind_;
+  const int quality_;
+  int64_t next_ = 0;
+  std::vector<fs::path> written_;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
+  if (path.empty()) return InvalidArgumentError("no output given; " + std::string(kFormatsHelp));
+  fs::path p = path;
+  std::string ext = Lower(p.extension().string());
+  OutputSpec spec{};
+  bool is_pattern = path.find('%') != std::string::npos;
+  if (is_pattern) {
+    static const std::regex kField("%0?[0-9]*d");
+    std::string name = p.filename().string();
+    auto fields = std::distance(std::sregex_iterator(name.begin(), name.end(), kField),
+                                std::sregex_iterator());
+    size_t percents = static_cast<size_t>(std::count(path.begin(), path.end(), '%'));
+    if (fields != 1 || percents != 1) {
+      return InvalidArgumentError("image sequence pattern '" + path +
+                                  "' needs exactly one frame-number field such as %05d in its "
+                                  "file name, e.g. frames/%05d.png");
+    }
+    if (ext == ".png") {
+      spec = {OutputKind::kPngSequence, true};
+    } else if (ext == ".jpg" || ext == ".jpeg") {
+      spec = {OutputKind::kJpegSequence, false};
+    } else {
+      return InvalidArgumentError("image sequences are .png or .jpg, not '" + path + "'");
+    }
+  } else if (ext == ".mp4") {
+    spec = {OutputKind::kMp4, false};
+  } else if (ext == ".mov") {
+    spec = {OutputKind::kMov, true};
+  } else if (ext == ".webm") {
+    spec = {OutputKind::kWebm, true};
+  } else if (ext == ".gif") {
+    spec = {OutputKind::kGif, false};
+  } else {
+    return InvalidArgumentError("don't know how to write '" + path + "': " + kFormatsHelp);
+  }
+  if (alpha && !spec.carries_alpha) {
+    return InvalidArgumentError("--alpha needs an output that can carry an alpha channel: .mov "
+                                "(ProRes 4444), .webm (VP9) or a .png sequence; '" +
+                                path + "' cannot");
+  }
+  PR_RETURN_IF_ERROR(CheckFolder(p));
+  return spec;
+}
+
+Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
+  PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(options.path, options.alpha));
+  switch (spec.kind) {
+    case OutputKind::kPngSequence:
+    case OutputKind::kJpegSequence:
+      return std::unique_ptr<Encoder>(new SequenceEncoder(options.path, spec.kind, options.quality));
+    case OutputKind::kGif:
+      return InvalidArgumentError("GIF output is not built yet; render to .mp4 or a .png "
+                                  "sequence for now");
+    case OutputKind::kMp4:
+    case OutputKind::kMov:
+    case OutputKind::kWebm: {
+      auto encoder = std::make_unique<VideoEncoder>(options.path, PartialPath(options.path));
+      PR_RETURN_IF_ERROR(encoder->Init(options, spec.kind));
+      return std::unique_ptr<Encoder>(std::move(encoder));
+    }
+  }
+  return InternalError("unhandled output kind");
+}
+
+}  // namespace pagereel::encode

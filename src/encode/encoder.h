@@ -1,0 +1,70 @@
+// Encoder: writes RGBA frames, in order, to a film or an image sequence with FFmpeg's
+// libraries (in-process) or libspng/libjpeg-turbo for sequences.
+//
+// The output kind follows the path: .mp4 (H.264, yuv420p, BT.709, faststart), .mov
+// (ProRes 4444 with alpha, else ProRes 422 HQ), .webm (VP9; yuva420p with alpha), .gif
+// (palette built from the film), or a pattern with a printf field such as
+// frames/%05d.png or frames/%05d.jpg (frame n goes to file n).
+//
+// Films are written to a hidden temporary file beside the target and renamed into place
+// only by Finish(); an Encoder destroyed before Finish() removes what it wrote.
+// One thread at a time; libx264 and libvpx run their own worker threads inside.
+#ifndef PAGEREEL_ENCODE_ENCODER_H_
+#define PAGEREEL_ENCODE_ENCODER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/rational.h"
+#include "base/status.h"
+
+namespace pagereel::encode {
+
+enum class OutputKind { kMp4, kMov, kWebm, kGif, kPngSequence, kJpegSequence };
+
+struct OutputSpec {
+  OutputKind kind;
+  bool carries_alpha;  // Whether this kind can hold an alpha channel at all.
+};
+
+// Decides the output kind from `path`, and checks the folder exists and is writable.
+// Errors name the path and list what is accepted.
+Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha);
+
+struct EncoderOptions {
+  std::string path;
+  int width = 0;
+  int height = 0;
+  Rational fps{30, 1};
+  bool alpha = false;
+  // 1 (smallest) to 100 (best); maps to CRF for H.264/VP9 and to JPEG quality.
+  int quality = 90;
+};
+
+// A view of one frame's pixels: 8-bit RGBA, `stride` bytes per row.
+struct RgbaView {
+  const uint8_t* data = nullptr;
+  int width = 0;
+  int height = 0;
+  int stride = 0;
+};
+
+class Encoder {
+ public:
+  static Result<std::unique_ptr<Encoder>> Open(const EncoderOptions& options);
+  virtual ~Encoder() = default;
+
+  // Adds the next frame. Frames must come in order, each of the size given at Open().
+  virtual Status Write(const RgbaView& frame) = 0;
+
+  // Flushes, finishes the container and moves the file into place.
+  virtual Status Finish() = 0;
+
+  // Where the finished output is.
+  virtual std::string final_path() const = 0;
+};
+
+}  // namespace pagereel::encode
+
+#endif  // PAGEREEL_ENCODE_ENCODER_H_

@@ -1,0 +1,86 @@
+#include "testing/media.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <memory>
+
+namespace pagereel::testing {
+
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels) {
+  AVFormatContext* raw = nullptr;
+  if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) {
+    return NotFoundError("cannot open " + path);
+  }
+  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fmt(
+      raw, [](AVFormatContext* f) { avformat_close_input(&f); });
+  if (avformat_find_stream_info(fmt.get(), nullptr) < 0) return IoError("no stream info");
+  int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (index < 0) return NotFoundError("no video stream in " + path);
+  AVStream* stream = fmt->streams[index];
+  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  // libvpx's own VP9 decoder is the one that reads the alpha channel.
+  if (stream->codecpar->codec_id == AV_CODEC_ID_VP9) {
+    if (const AVCodec* vpx = avcodec_find_decoder_by_name("libvpx-vp9")) codec = vpx;
+  }
+  std::unique_ptr<AVCodecContext, void (*)(AVCodecContext*)> ctx(
+      avcodec_alloc_context3(codec), [](AVCodecContext* c) { avcodec_free_context(&c); });
+  avcodec_parameters_to_context(ctx.get(), stream->codecpar);
+  if (avcodec_open2(ctx.get(), codec, nullptr) < 0) return IoError("cannot open decoder");
+
+  DecodedVideo out;
+  out.codec = avcodec_get_name(stream->codecpar->codec_id);
+  const char* pf = av_get_pix_fmt_name(static_cast<AVPixelFormat>(stream->codecpar->format));
+  out.pixel_format = pf ? pf : "?";
+  out.color_primaries = av_color_primaries_name(stream->codecpar->color_primaries);
+  out.color_space = av_color_space_name(stream->codecpar->color_space);
+  out.width = stream->codecpar->width;
+  out.height = stream->codecpar->height;
+  out.rate_num = stream->avg_frame_rate.num;
+  out.rate_den = stream->avg_frame_rate.den;
+
+  std::unique_ptr<AVPacket, void (*)(AVPacket*)> pkt(av_packet_alloc(),
+                                                     [](AVPacket* p) { av_packet_free(&p); });
+  std::unique_ptr<AVFrame, void (*)(AVFrame*)> frame(av_frame_alloc(),
+                                                     [](AVFrame* f) { av_frame_free(&f); });
+  SwsContext* sws = nullptr;
+  auto take = [&]() {
+    while (avcodec_receive_frame(ctx.get(), frame.get()) == 0) {
+      out.pts_seconds.push_back(static_cast<double>(frame->best_effort_timestamp) *
+                                av_q2d(stream->time_base));
+      auto format = static_cast<AVPixelFormat>(frame->format);
+      const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+      if (desc != nullptr && (desc->flags & AV_PIX_FMT_FLAG_ALPHA)) out.has_alpha = true;
+      if (keep_pixels) {
+        sws = sws_getCachedContext(sws, frame->width, frame->height, format, frame->width,
+                                   frame->height, AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND,
+                                   nullptr, nullptr, nullptr);
+        sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_ITU709),
+                                 frame->color_range == AVCOL_RANGE_JPEG ? 1 : 0,
+                                 sws_getCoefficients(SWS_CS_ITU709), 1, 0, 1 << 16, 1 << 16);
+        std::vector<uint8_t> rgb(static_cast<size_t>(frame->width) * frame->height * 3);
+        uint8_t* dst[1] = {rgb.data()};
+        int dst_stride[1] = {frame->width * 3};
+        sws_scale(sws, frame->data, frame->linesize, 0, frame->height, dst, dst_stride);
+        out.rgb.push_back(std::move(rgb));
+      }
+    }
+  };
+  while (av_read_frame(fmt.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == index) {
+      avcodec_send_packet(ctx.get(), pkt.get());
+      take();
+    }
+    av_packet_unref(pkt.get());
+  }
+  avcodec_send_packet(ctx.get(), nullptr);
+  take();
+  sws_freeContext(sws);
+  return out;
+}
+
+}  // namespace pagereel::testing

@@ -1,0 +1,32 @@
+// Test helper: decodes a written film with libavformat/libavcodec and gives back what a
+// test checks: stream facts, frame timestamps, and each frame's pixels as RGB.
+#ifndef PAGEREEL_TESTING_MEDIA_H_
+#define PAGEREEL_TESTING_MEDIA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace pagereel::testing {
+
+struct DecodedVideo {
+  std::string codec;        // "h264", "prores", "vp9", ...
+  std::string pixel_format; // As the stream declares it, e.g. "yuv420p".
+  std::string color_primaries;
+  std::string color_space;
+  int width = 0;
+  int height = 0;
+  int64_t rate_num = 0;     // Stream frame rate.
+  int64_t rate_den = 1;
+  bool has_alpha = false;   // Alpha plane decoded (VP9 alpha lives in side data; see .cc).
+  std::vector<double> pts_seconds;
+  std::vector<std::vector<uint8_t>> rgb;  // Packed RGB24 per frame (if asked for).
+};
+
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels = true);
+
+}  // namespace pagereel::testing
+
+#endif  // PAGEREEL_TESTING_MEDIA_H_
