@@ -12,12 +12,15 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/rational.h"
 #include "cli/commands.h"
+#include "probe/clock_probe.h"
 #include "probe/duration.h"
+#include "probe/host.h"
 #include "probe/fold.h"
 #include "probe/host_files.h"
 #include "probe/probe_output.h"
@@ -151,6 +154,48 @@ int RunSamplerCommand(const SamplerFlags& flags) {
   return 0;
 }
 
+struct ClockFlags {
+  std::string fps = "60", duration = "10", threshold = "500us";
+  std::optional<int> cpu, fifo;
+  bool json = false;
+};
+
+int RunClockCommand(const ClockFlags& flags) {
+  probe::ClockOptions o;
+  auto fps = ParseFrameRate(flags.fps);
+  if (!fps.ok()) return Fail("probe clock", fps.status().WithContext("--fps"));
+  o.fps = *fps;
+  auto duration = probe::ParseDuration(flags.duration, "--duration", probe::BareNumber::kSeconds);
+  if (!duration.ok()) return Fail("probe clock", duration.status());
+  o.duration = *duration;
+  auto threshold = probe::ParseDuration(flags.threshold, "--threshold", probe::BareNumber::kRejected);
+  if (!threshold.ok()) return Fail("probe clock", threshold.status());
+  o.threshold = *threshold;
+  o.cpu = flags.cpu;
+  o.fifo_priority = flags.fifo;
+  o.stop = &g_stop;
+  if (Status s = probe::ValidateClockOptions(o); !s.ok()) return Fail("probe clock", s);
+  StopOnInterrupt();
+  probe::ClockHooks hooks;
+  // The tripwire goes to stderr, one write per line, so --json on stdout stays clean.
+  hooks.on_late = [](const probe::Excursion& e) {
+    const std::string line = probe::ExcursionLine(e) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  };
+  auto report = probe::RunClockProbe(o, hooks, probe::SystemTickClock(), probe::HostFiles());
+  if (!report.ok()) return Fail("probe clock", report.status());
+  const std::string out = flags.json ? probe::ClockReportJson(*report) : probe::ClockReportText(*report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int RunHostCommand(bool json) {
+  const auto findings = probe::InspectHost(probe::HostFiles());
+  const std::string out = json ? probe::HostFindingsJson(findings) : probe::HostFindingsText(findings);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, Action& run) {
@@ -177,6 +222,29 @@ void AddProbeCommand(CLI::App& root, Action& run) {
       "  pagereel probe --fps 60 --duration 60\n"
       "  pagereel probe --period 20ms --pid 1234 --json\n"
       "  pagereel probe --report probe.html");
+
+  CLI::App* clock = probe->add_subcommand(
+      "clock",
+      "Run a frame clock (absolute sleeps on CLOCK_MONOTONIC) and measure its phase: how late\n"
+      "each tick wakes. A line is printed on stderr the moment a tick is late.");
+  auto clock_flags = std::make_shared<ClockFlags>();
+  clock->add_option("--fps", clock_flags->fps, "Tick rate: 60, 59.94, 30000/1001 (default 60)");
+  clock->add_option("--duration", clock_flags->duration, "How long to run: 10, 60s, 500ms (default 10 s)");
+  clock->add_option("--threshold", clock_flags->threshold, "A tick later than this is late (default 500us)");
+  clock->add_option("--cpu", clock_flags->cpu, "Pin the clock thread to this CPU");
+  clock->add_option("--fifo", clock_flags->fifo, "Run the clock thread SCHED_FIFO at this priority (1-99)");
+  clock->add_flag("--json", clock_flags->json, "Print one JSON object instead of the table");
+  clock->footer("Examples:\n  pagereel probe clock --fps 60 --duration 60\n"
+                "  sudo pagereel probe clock --fps 50 --cpu 3 --fifo 80 --threshold 200us --json");
+  clock->callback([clock_flags, &run] { run = [clock_flags] { return RunClockCommand(*clock_flags); }; });
+
+  CLI::App* host = probe->add_subcommand(
+      "host", "Read and explain the host's timing configuration: isolated CPUs, nohz_full,\n"
+              "timer migration, tick rate, IRQ affinity, clocksource, frequency governor.");
+  auto host_json = std::make_shared<bool>(false);
+  host->add_flag("--json", *host_json, "Print one JSON object instead of the table");
+  host->callback([host_json, &run] { run = [host_json] { return RunHostCommand(*host_json); }; });
+
   probe->callback([probe, flags, &run] {
     if (!probe->get_subcommands().empty()) return;  // 'clock' or 'host' set run.
     run = [flags] { return RunSamplerCommand(*flags); };

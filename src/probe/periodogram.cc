@@ -114,6 +114,16 @@ Periodogram ComputePeriodogram(std::span<const Sample> samples, const Periodogra
   std::nth_element(band.begin(), band.begin() + static_cast<long>(band.size() / 2), band.end());
   out.noise_amplitude = band[band.size() / 2];
 
+  const size_t pool = (last - first + 1 + kSpectrumPoints - 1) / kSpectrumPoints;
+  for (size_t k = first; k <= last; k += pool) {
+    size_t best = k;
+    for (size_t i = k; i < std::min(k + pool, last + 1); ++i) {
+      if (amp[i] > amp[best]) best = i;
+    }
+    out.spectrum_hz.push_back(static_cast<double>(best) * bin_hz);
+    out.spectrum_amplitude.push_back(amp[best]);
+  }
+
   // Local maxima of the coarse spectrum, strongest first.
   std::vector<size_t> candidates;
   for (size_t k = first; k <= last; ++k) {

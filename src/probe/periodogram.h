@@ -37,7 +37,11 @@ struct Periodogram {
   double noise_amplitude = 0;            // Median amplitude over the scanned band.
   double resolution_hz = 0;              // 1 / run length.
   double max_hz = 0;                     // Upper edge actually scanned.
+  // The coarse spectrum for plotting, max-pooled to at most kSpectrumPoints points.
+  std::vector<double> spectrum_hz, spectrum_amplitude;
 };
+
+inline constexpr size_t kSpectrumPoints = 2000;
 
 Periodogram ComputePeriodogram(std::span<const Sample> samples, const PeriodogramOptions& options);
 

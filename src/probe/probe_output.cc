@@ -39,9 +39,7 @@ json Optional(const std::optional<int64_t>& v) { return v ? json(*v) : json(null
 
 }  // namespace
 
-json ProbeReportToJsonObject(const ProbeReport& r);
-
-json ProbeReportToJsonObject(const ProbeReport& r) {
+std::string ProbeReportJson(const ProbeReport& r, JsonDetail detail) {
   json j;
   j["cpus"] = r.cpus;
   j["duration_s"] = r.elapsed_s;
@@ -100,11 +98,11 @@ json ProbeReportToJsonObject(const ProbeReport& r) {
                   {"load1_start", r.load1_start}, {"load1_end", r.load1_end},
                   {"time_mean", r.runnable.mean}};
   j["notes"] = r.notes;
-  return j;
-}
-
-std::string ProbeReportJson(const ProbeReport& report) {
-  return ProbeReportToJsonObject(report).dump(2) + "\n";
+  if (detail == JsonDetail::kWithSpectrum) {
+    j["periodogram"]["spectrum_hz"] = r.periodogram.spectrum_hz;
+    j["periodogram"]["spectrum_amplitude"] = r.periodogram.spectrum_amplitude;
+  }
+  return j.dump(detail == JsonDetail::kSummary ? 2 : -1) + "\n";
 }
 
 std::string ProbeReportText(const ProbeReport& r) {
