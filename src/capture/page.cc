@@ -277,7 +277,10 @@ Status Page::StepFrame(int64_t index, EncodedFrame* screenshot) {
                        static_cast<double>(options_.fps.num)},
   };
   if (screenshot == nullptr) {
-    params["noDisplayUpdates"] = true;
+    // Frame 0 is always drawn: a page whose first frame is run without display updates
+    // never starts its requestAnimationFrame loop (seen on headless-shell 156; the film
+    // then differed between lane counts).
+    if (index > 0) params["noDisplayUpdates"] = true;
     return Call("HeadlessExperimental.beginFrame", Dump(params)).status();
   }
   if (options_.alpha) {

@@ -68,6 +68,20 @@ TEST_F(PageTest, EveryClockReadsFrameTime) {
   }
 }
 
+TEST_F(PageTest, PageThatStartsMidFilmHoldsTheSameState) {
+  // The first frame this page shows is 45: frames 0-44 run without screenshots.
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("timecode.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(45);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  Image image = Decode(std::move(frame).value());
+  EXPECT_EQ(Row(image, testing::kRafTimestamp), 1500);
+  EXPECT_EQ(Row(image, testing::kCssAnimation), 1500);
+  EXPECT_EQ(Row(image, testing::kSvgTime), 1500);
+  EXPECT_EQ(Row(image, testing::kRafCount), 46);
+  EXPECT_EQ(Row(image, testing::kIntervalCount), 30);
+}
+
 TEST_F(PageTest, ReadyPromiseHoldsFrameZeroAndClocksStillStartAtZero) {
   Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("ready-late.html"));
   ASSERT_TRUE(page.ok()) << page.status().ToString();

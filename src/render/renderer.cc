@@ -1,0 +1,258 @@
+#include "render/renderer.h"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/thread.h"
+#include "render/frame_window.h"
+#include "render/slices.h"
+
+namespace pagereel::render {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// One lane's browser and the page it is rendering.
+struct LaneState {
+  std::unique_ptr<browser::Browser> browser;
+  std::unique_ptr<capture::Page> page;
+};
+
+Result<LaneState> OpenLane(const RenderOptions& options) {
+  LaneState lane;
+  PR_ASSIGN_OR_RETURN(lane.browser, browser::Browser::Launch(options.launch));
+  PR_ASSIGN_OR_RETURN(lane.page, capture::Page::Open(*lane.browser, options.page));
+  return lane;
+}
+
+int64_t DefaultWindow(const RenderOptions& options) {
+  // Keep the screenshots held to about 512 MB: JPEG frames are about a tenth of their raw
+  // size, fast PNG about half (measured on the bundled examples).
+  double raw = static_cast<double>(options.page.width) * options.page.height * 4;
+  double per_frame = options.page.alpha ? raw * 0.5 : raw * 0.1;
+  auto by_memory = static_cast<int64_t>((512.0 * 1024 * 1024) / std::max(per_frame, 1.0));
+  int64_t wanted = (options.lanes + 1) * options.slice_frames;
+  return std::max<int64_t>(options.slice_frames, std::min(wanted, by_memory));
+}
+
+class Run {
+ public:
+  Run(const RenderOptions& options, int64_t frames)
+      : options_(options),
+        frames_(frames),
+        slices_(PlanSlices(frames, options.slice_frames)),
+        window_(frames, options.window_frames > 0 ? options.window_frames : DefaultWindow(options),
+                options.cancel) {}
+
+  void Fail(Status status) {
+    {
+      std::lock_guard lock(mu_);
+      if (failure_.ok()) failure_ = std::move(status);
+    }
+    window_.Cancel();
+  }
+
+  Status failure() {
+    std::lock_guard lock(mu_);
+    return failure_;
+  }
+
+  bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(); }
+
+  void Note(const std::string& text) {
+    if (options_.on_note) options_.on_note(text);
+  }
+
+  void LaneLoop(int lane, LaneState state) {
+    SetCurrentThreadName("lane-" + std::to_string(lane));
+    Clock::duration busy{};
+    int64_t preroll = 0;
+    int64_t loads = 0;
+    int retries = 0;
+    while (std::optional<Slice> slice = slices_.Take()) {
+      int attempts = 1;
+      int64_t f = slice->first_frame;
+      while (f < slice->end_frame()) {
+        if (!window_.WaitForRoom(f)) goto done;
+        Clock::time_point start = Clock::now();
+        Status status;
+        if (!state.page || state.page->next_frame() > f) {
+          state.page.reset();
+          if (!state.browser || !state.browser->client().connection_status().ok()) {
+            state.browser.reset();
+            Result<std::unique_ptr<browser::Browser>> b = browser::Browser::Launch(options_.launch);
+            if (b.ok()) state.browser = std::move(b).value();
+            status = b.status();
+          }
+          if (status.ok()) {
+            Result<std::unique_ptr<capture::Page>> p =
+                capture::Page::Open(*state.browser, options_.page);
+            if (p.ok()) state.page = std::move(p).value();
+            status = p.status();
+            ++loads;
+          }
+        }
+        if (status.ok()) {
+          preroll += f - state.page->next_frame();
+          Result<capture::EncodedFrame> frame = state.page->Capture(f);
+          if (frame.ok()) {
+            busy += Clock::now() - start;
+            window_.Put(f, std::move(frame).value());
+            if (options_.after_frame) options_.after_frame(lane, f, *state.browser);
+            ++f;
+            continue;
+          }
+          status = frame.status();
+        }
+        busy += Clock::now() - start;
+        if (Cancelled() || window_.cancelled()) goto done;
+        std::string where = "slice " + std::to_string(slice->index) + " (frames " +
+                            std::to_string(slice->first_frame) + "-" +
+                            std::to_string(slice->end_frame() - 1) + ")";
+        if (status.code() == StatusCode::kUnavailable && attempts < options_.max_attempts_per_slice) {
+          ++attempts;
+          ++retries;
+          Note("lane " + std::to_string(lane) + ": " + status.ToString() + "; retrying " + where +
+               " from frame " + std::to_string(f) + " on a fresh browser (attempt " +
+               std::to_string(attempts) + " of " + std::to_string(options_.max_attempts_per_slice) +
+               ")");
+          state.page.reset();
+          state.browser.reset();
+          continue;
+        }
+        Fail(status.WithContext(where));
+        goto done;
+      }
+    }
+  done:
+    state.page.reset();
+    state.browser.reset();
+    std::lock_guard lock(mu_);
+    stats_.browser_seconds += Seconds(busy);
+    stats_.preroll_frames += preroll;
+    stats_.page_loads += loads;
+    stats_.retries += retries;
+  }
+
+  void DecodeLoop(int worker) {
+    SetCurrentThreadName("decode-" + std::to_string(worker));
+    Clock::duration busy{};
+    while (std::optional<capture::EncodedFrame> frame = window_.Claim()) {
+      Clock::time_point start = Clock::now();
+      int64_t index = frame->index;
+      Result<capture::Image> image = capture::DecodeFrame(*frame);
+      busy += Clock::now() - start;
+      if (!image.ok()) {
+        Fail(image.status().WithContext("frame " + std::to_string(index)));
+        break;
+      }
+      if (image->width != options_.page.width || image->height != options_.page.height) {
+        Fail(InternalError("frame " + std::to_string(index) + " came back " +
+                           std::to_string(image->width) + "x" + std::to_string(image->height)));
+        break;
+      }
+      window_.PutDecoded(index, std::move(image).value());
+    }
+    std::lock_guard lock(mu_);
+    stats_.decode_seconds += Seconds(busy);
+  }
+
+  Result<RenderStats> Go(LaneState first_lane) {
+    Clock::time_point start = Clock::now();
+    encode::EncoderOptions encoder_options = options_.encoder;
+    encoder_options.width = options_.page.width;
+    encoder_options.height = options_.page.height;
+    encoder_options.fps = options_.page.fps;
+    encoder_options.alpha = options_.page.alpha;
+    PR_ASSIGN_OR_RETURN(std::unique_ptr<encode::Encoder> encoder,
+                        encode::Encoder::Open(encoder_options));
+
+    int lanes = std::max(1, options_.lanes);
+    std::vector<std::jthread> threads;
+    threads.emplace_back([this, s = std::move(first_lane)]() mutable { LaneLoop(0, std::move(s)); });
+    for (int i = 1; i < lanes; ++i) {
+      threads.emplace_back([this, i] { LaneLoop(i, LaneState{}); });
+    }
+    for (int i = 0; i < std::max(1, options_.decode_threads); ++i) {
+      threads.emplace_back([this, i] { DecodeLoop(i); });
+    }
+
+    Clock::duration encode_busy{};
+    for (int64_t i = 0; i < frames_; ++i) {
+      std::optional<capture::Image> image = window_.TakeDecoded(i);
+      if (!image) break;
+      Clock::time_point t = Clock::now();
+      Status written = encoder->Write(encode::RgbaView{image->rgba.data(), image->width,
+                                                       image->height, image->width * 4});
+      encode_busy += Clock::now() - t;
+      if (!written.ok()) {
+        Fail(written.WithContext("writing frame " + std::to_string(i)));
+        break;
+      }
+      window_.Encoded(i);
+      if (options_.on_progress) {
+        options_.on_progress(Progress{i + 1, frames_, Clock::now() - start});
+      }
+    }
+    window_.Cancel();  // Done or failed: release every thread still waiting.
+    threads.clear();   // Joins.
+
+    if (Status f = failure(); !f.ok()) return f;
+    if (Cancelled()) return CancelledError("render interrupted; no output was written");
+    Clock::time_point t = Clock::now();
+    PR_RETURN_IF_ERROR(encoder->Finish());
+    encode_busy += Clock::now() - t;
+
+    stats_.output = encoder->final_path();
+    stats_.frames = frames_;
+    stats_.lanes = lanes;
+    stats_.wall_seconds = Seconds(Clock::now() - start);
+    stats_.encode_seconds = Seconds(encode_busy);
+    stats_.peak_window_frames = window_.peak_held();
+    return stats_;
+  }
+
+ private:
+  const RenderOptions& options_;
+  const int64_t frames_;
+  SliceQueue slices_;
+  FrameWindow window_;
+
+  std::mutex mu_;
+  Status failure_;     // Guarded by mu_.
+  RenderStats stats_;  // Guarded by mu_ while threads run.
+};
+
+}  // namespace
+
+Result<RenderStats> Render(const RenderOptions& options) {
+  Clock::time_point start = Clock::now();
+  // The first lane opens the page before anything else starts, so a page that cannot load
+  // fails fast with its own message, and its declared duration can size the film.
+  PR_ASSIGN_OR_RETURN(LaneState first, OpenLane(options));
+  int64_t frames = 0;
+  if (options.frames.has_value()) {
+    frames = *options.frames;
+  } else if (std::optional<double> d = first.page->declared_duration()) {
+    frames = FramesInDuration(*d, options.page.fps);
+  } else {
+    return InvalidArgumentError(
+        "how long is the film? Give --duration SECONDS or --frames N, or have the page set "
+        "window.pagereel = { duration: SECONDS }");
+  }
+  if (frames <= 0) return InvalidArgumentError("the film has no frames; give a longer duration");
+  Run run(options, frames);
+  Result<RenderStats> stats = run.Go(std::move(first));
+  if (stats.ok()) {
+    stats->wall_seconds = Seconds(Clock::now() - start);
+    stats->page_loads += 1;
+  }
+  return stats;
+}
+
+}  // namespace pagereel::render
