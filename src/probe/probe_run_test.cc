@@ -113,3 +113,26 @@ TEST(RunProbeTest, MalformedLoadavgFailsClearly) {
 
 }  // namespace
 }  // namespace pagereel::probe
+
+namespace pagereel::probe {
+namespace {
+
+TEST(ProbeReportHtmlTest, SelfContainedPageWithChartsAndEscapedData) {
+  SyntheticSpike spike;
+  ProbeReport r = Analyze(ProbeOptions(), 2, MakeSpikeSeries(spike, 5, 200, 2));
+  ProcessUsage evil;
+  evil.pid = 7;
+  evil.comm = "</script><b>x";
+  r.processes.push_back(evil);
+  auto html = ProbeReportHtml(r);
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_THAT(*html, HasSubstr("<!doctype html>"));
+  EXPECT_THAT(*html, HasSubstr("var uPlot="));             // The library, inlined.
+  EXPECT_THAT(*html, HasSubstr("\"spectrum_amplitude\""));  // The data, with the spectrum.
+  EXPECT_THAT(*html, HasSubstr("<\\/script><b>x"));         // A process name cannot end the script.
+  EXPECT_EQ(html->find("src=\"http"), std::string::npos);   // Nothing fetched when opened.
+  EXPECT_EQ(html->find("</script><b>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pagereel::probe
