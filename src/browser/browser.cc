@@ -238,6 +238,14 @@ std::string Browser::ExitDescription() {
   return out.str();
 }
 
+std::vector<pid_t> LiveBrowserGroups() {
+  std::vector<pid_t> groups;
+  for (auto& slot : g_browser_groups) {
+    if (pid_t pgid = slot.load(); pgid > 0) groups.push_back(pgid);
+  }
+  return groups;
+}
+
 void KillAllBrowsers() {
   for (auto& slot : g_browser_groups) {
     pid_t pgid = slot.load();

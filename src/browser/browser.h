@@ -78,6 +78,9 @@ Result<std::string> FindBrowserBinary(const std::string& requested);
 // SIGKILLs every live browser's process group. Async-signal-safe: for SIGINT handlers.
 void KillAllBrowsers();
 
+// Process groups of the browsers alive now (for memory accounting).
+std::vector<pid_t> LiveBrowserGroups();
+
 }  // namespace pagereel::browser
 
 #endif  // PAGEREEL_BROWSER_BROWSER_H_

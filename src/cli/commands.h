@@ -15,6 +15,7 @@ namespace pagereel::cli {
 // The action of the chosen subcommand; returns the process exit code.
 using Action = std::function<int()>;
 
+void AddRenderCommand(CLI::App& root, Action& run);
 void AddProbeCommand(CLI::App& root, Action& run);
 
 }  // namespace pagereel::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   root.footer("Run 'pagereel COMMAND --help' for a command's options and examples.");
 
   pagereel::cli::Action run;
+  pagereel::cli::AddRenderCommand(root, run);
   pagereel::cli::AddProbeCommand(root, run);
 
   try {

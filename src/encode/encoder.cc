@@ -5,6 +5,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 }
@@ -16,6 +17,7 @@ extern "C" {
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <regex>
 #include <vector>
 
@@ -445,6 +447,10 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
 }
 
 Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
+  // libav's informational chatter (x264's settings, muxer notes) is not for our users;
+  // real errors come back as return codes and become Status messages.
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
   PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(options.path, options.alpha));
   switch (spec.kind) {
     case OutputKind::kPngSequence:

@@ -1,0 +1,343 @@
+#include "app/render_app.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "app/memory.h"
+#include "base/rational.h"
+#include "browser/browser.h"
+#include "encode/encoder.h"
+#include "render/renderer.h"
+
+namespace pagereel::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+void OnSignal(int) {
+  g_cancel.store(true);
+  browser::KillAllBrowsers();  // Stop the browsers now; the lanes then wind down.
+  // A second Ctrl-C ends the process at once.
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+}
+
+// Resident memory of one lane's browser while it renders: 530-570 MB RSS at 1080p and about
+// 310 MB idle (DESIGN.md, headless-shell 156); scaled between those by pixel count.
+int64_t LaneBytes(int width, int height) {
+  double pixels = static_cast<double>(width) * height;
+  double mb = 350 + 220 * std::min(pixels / (1920.0 * 1080.0), 4.0);
+  return static_cast<int64_t>(mb * 1024 * 1024);
+}
+
+std::string PercentEncodePath(const std::string& path) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string Mib(int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MB"; }
+
+std::string Clock(double seconds) {
+  int s = static_cast<int>(std::lround(seconds));
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%d:%02d", s / 60, s % 60);
+  }
+  return buf;
+}
+
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(ProgressStyle style) : style_(style) {
+    if (style_ == ProgressStyle::kAuto) {
+      style_ = ::isatty(STDERR_FILENO) ? ProgressStyle::kBar : ProgressStyle::kPlain;
+    }
+  }
+
+  void Update(const render::Progress& p) {
+    using Steady = std::chrono::steady_clock;
+    Steady::time_point now = Steady::now();
+    bool last = p.frames_done == p.frames_total;
+    auto every = style_ == ProgressStyle::kBar ? std::chrono::milliseconds(100)
+                                               : std::chrono::milliseconds(2000);
+    if (!last && now - last_print_ < every) return;
+    last_print_ = now;
+    double elapsed = p.elapsed.count();
+    double fps = elapsed > 0 ? static_cast<double>(p.frames_done) / elapsed : 0;
+    double eta = fps > 0 ? static_cast<double>(p.frames_total - p.frames_done) / fps : 0;
+    switch (style_) {
+      case ProgressStyle::kBar: {
+        constexpr int kWidth = 30;
+        int filled = static_cast<int>(kWidth * p.frames_done / std::max<int64_t>(1, p.frames_total));
+        std::string bar(static_cast<size_t>(filled), '#');
+        bar.append(static_cast<size_t>(kWidth - filled), '.');
+        std::fprintf(stderr, "\r[%s] %lld/%lld frames  %.1f fps  ETA %s ", bar.c_str(),
+                     static_cast<long long>(p.frames_done), static_cast<long long>(p.frames_total),
+                     fps, Clock(eta).c_str());
+        if (last) std::fputc('\n', stderr);
+        break;
+      }
+      case ProgressStyle::kPlain:
+        std::fprintf(stderr, "pagereel: %lld/%lld frames, %.1f fps, ETA %s\n",
+                     static_cast<long long>(p.frames_done), static_cast<long long>(p.frames_total),
+                     fps, Clock(eta).c_str());
+        break;
+      case ProgressStyle::kJson:
+        std::fprintf(stderr,
+                     "{\"event\":\"progress\",\"frames_done\":%lld,\"frames_total\":%lld,"
+                     "\"elapsed_s\":%.3f,\"fps\":%.2f,\"eta_s\":%.1f}\n",
+                     static_cast<long long>(p.frames_done), static_cast<long long>(p.frames_total),
+                     elapsed, fps, eta);
+        break;
+      case ProgressStyle::kAuto:
+      case ProgressStyle::kNone:
+        break;
+    }
+    std::fflush(stderr);
+  }
+
+  ProgressStyle style() const { return style_; }
+
+ private:
+  ProgressStyle style_;
+  std::chrono::steady_clock::time_point last_print_{};
+};
+
+int ExitCodeFor(const Status& status) {
+  if (status.code() == StatusCode::kCancelled) return 130;
+  if (status.code() == StatusCode::kInvalidArgument) return 2;
+  return 1;
+}
+
+int Fail(const Status& status, ProgressStyle style) {
+  if (style == ProgressStyle::kJson) {
+    std::string message(status.message());
+    std::string escaped;
+    for (char c : message) {
+      if (c == '"' || c == '\\') escaped += '\\';
+      if (c == '\n') {
+        escaped += "\\n";
+        continue;
+      }
+      escaped += c;
+    }
+    std::fprintf(stderr, "{\"event\":\"error\",\"message\":\"%s\"}\n", escaped.c_str());
+  }
+  std::fprintf(stderr, "pagereel render: %s\n", std::string(status.message()).c_str());
+  return ExitCodeFor(status);
+}
+
+}  // namespace
+
+Result<std::string> InputToUrl(const std::string& input) {
+  if (input.empty()) return InvalidArgumentError("no input given: name an .html file, a folder "
+                                                 "with index.html, or an http(s) URL");
+  for (const char* scheme : {"http://", "https://", "file://", "data:"}) {
+    if (input.rfind(scheme, 0) == 0) return input;
+  }
+  if (input.find("://") != std::string::npos) {
+    return InvalidArgumentError("input '" + input + "' uses a scheme pagereel does not load; "
+                                "give an http(s) URL, a file or a folder");
+  }
+  std::error_code ec;
+  fs::path path = fs::absolute(input, ec);
+  if (!fs::exists(path, ec)) {
+    return InvalidArgumentError("input '" + input + "' does not exist");
+  }
+  if (fs::is_directory(path, ec)) {
+    path /= "index.html";
+    if (!fs::exists(path, ec)) {
+      return InvalidArgumentError("input folder '" + input + "' has no index.html");
+    }
+  }
+  if (::access(path.c_str(), R_OK) != 0) {
+    return InvalidArgumentError("input '" + path.string() + "' cannot be read");
+  }
+  return "file://" + PercentEncodePath(path.lexically_normal().string());
+}
+
+Result<std::pair<int, int>> ParseSize(const std::string& text) {
+  size_t x = text.find_first_of("xX");
+  int w = 0;
+  int h = 0;
+  auto parse = [](std::string_view s, int* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  if (x == std::string::npos || !parse(std::string_view(text).substr(0, x), &w) ||
+      !parse(std::string_view(text).substr(x + 1), &h)) {
+    return InvalidArgumentError("bad size '" + text + "': write WIDTHxHEIGHT, e.g. 1920x1080");
+  }
+  constexpr int kMin = 16;
+  constexpr int kMax = 8192;
+  if (w < kMin || h < kMin || w > kMax || h > kMax) {
+    return InvalidArgumentError("bad size '" + text + "': width and height must be between " +
+                                std::to_string(kMin) + " and " + std::to_string(kMax) + " pixels");
+  }
+  return std::make_pair(w, h);
+}
+
+int DefaultLanes(int width, int height, int cores, int64_t available_bytes) {
+  int by_cores = std::max(1, cores);
+  if (available_bytes <= 0) return 1;
+  // Leave room for pagereel itself and the rest of the machine.
+  int64_t spare = available_bytes - (int64_t{768} << 20);
+  int by_memory = static_cast<int>(std::max<int64_t>(1, spare / LaneBytes(width, height)));
+  return std::min(by_cores, by_memory);
+}
+
+int RunRender(const RenderRequest& request) {
+  ProgressPrinter progress(request.progress);
+  auto fail = [&](const Status& s) { return Fail(s, progress.style()); };
+
+  render::RenderOptions options;
+  Result<std::string> url = InputToUrl(request.input);
+  if (!url.ok()) return fail(url.status());
+  Result<Rational> fps = ParseFrameRate(request.fps);
+  if (!fps.ok()) return fail(fps.status());
+  Result<std::pair<int, int>> size = ParseSize(request.size);
+  if (!size.ok()) return fail(size.status());
+  if (Result<encode::OutputSpec> spec = encode::InspectOutputPath(request.output, request.alpha);
+      !spec.ok()) {
+    return fail(spec.status());
+  }
+  if (request.quality < 1 || request.quality > 100) {
+    return fail(InvalidArgumentError("--quality must be between 1 and 100, not " +
+                                     std::to_string(request.quality)));
+  }
+  if (!(request.timeout_seconds > 0) || request.timeout_seconds > 24 * 3600) {
+    return fail(InvalidArgumentError("--timeout must be a positive number of seconds"));
+  }
+  if (request.duration_seconds && !(*request.duration_seconds > 0 &&
+                                    *request.duration_seconds <= 24 * 3600)) {
+    return fail(InvalidArgumentError("--duration must be between 0 and 86400 seconds"));
+  }
+  if (request.frames && (*request.frames <= 0 || *request.frames > 10'000'000)) {
+    return fail(InvalidArgumentError("--frames must be between 1 and 10000000"));
+  }
+  if (request.slice_frames < 1) return fail(InvalidArgumentError("--slice-frames must be positive"));
+  if (Result<std::string> b = browser::FindBrowserBinary(request.browser); !b.ok()) {
+    return fail(b.status());
+  }
+
+  options.page.url = *url;
+  options.page.width = size->first;
+  options.page.height = size->second;
+  options.page.fps = *fps;
+  options.page.alpha = request.alpha;
+  options.page.jpeg_quality = std::clamp(request.quality, 1, 100);
+  options.page.timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::llround(request.timeout_seconds * 1000)));
+  if (request.frames) {
+    options.frames = *request.frames;
+  } else if (request.duration_seconds) {
+    options.frames = FramesInDuration(*request.duration_seconds, *fps);
+  }
+  options.encoder.path = request.output;
+  options.encoder.quality = request.quality;
+  options.launch.binary = request.browser;
+  options.slice_frames = request.slice_frames;
+
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int64_t available = AvailableMemoryBytes();
+  int fit = DefaultLanes(size->first, size->second, cores, available);
+  if (request.lanes) {
+    if (*request.lanes < 1 || *request.lanes > 64) {
+      return fail(InvalidArgumentError("--lanes must be between 1 and 64"));
+    }
+    int by_memory = DefaultLanes(size->first, size->second, 1 << 20, available);
+    if (*request.lanes > by_memory) {
+      std::fprintf(stderr,
+                   "pagereel render: %d lanes would need about %s; %s is available, so using %d\n",
+                   *request.lanes, Mib(*request.lanes * LaneBytes(size->first, size->second)).c_str(),
+                   Mib(available).c_str(), by_memory);
+    }
+    options.lanes = std::min(*request.lanes, by_memory);
+  } else {
+    options.lanes = fit;
+  }
+  options.decode_threads = std::max(1, std::min(cores, 4));
+
+  options.cancel = &g_cancel;
+  options.on_progress = [&](const render::Progress& p) { progress.Update(p); };
+  options.on_note = [&](const std::string& note) {
+    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
+    std::fprintf(stderr, "pagereel render: %s\n", note.c_str());
+  };
+
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+
+  if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
+    std::fprintf(stderr, "pagereel render: %s -> %s (%dx%d @ %s fps, %d lane%s)\n",
+                 request.input.c_str(), request.output.c_str(), size->first, size->second,
+                 fps->ToString().c_str(), options.lanes, options.lanes == 1 ? "" : "s");
+  }
+
+  MemoryWatch memory;
+  Result<render::RenderStats> stats = render::Render(options);
+  if (!stats.ok()) {
+    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
+    if (g_cancel.load()) return fail(CancelledError("interrupted; no output was written"));
+    return fail(stats.status());
+  }
+
+  const render::RenderStats& s = *stats;
+  double film_seconds = static_cast<double>(s.frames) * static_cast<double>(fps->den) /
+                        static_cast<double>(fps->num);
+  double rate = s.wall_seconds > 0 ? static_cast<double>(s.frames) / s.wall_seconds : 0;
+  if (progress.style() == ProgressStyle::kJson) {
+    std::fprintf(stderr,
+                 "{\"event\":\"done\",\"output\":\"%s\",\"frames\":%lld,\"wall_s\":%.3f,"
+                 "\"fps\":%.2f,\"lanes\":%d,\"browser_s\":%.3f,\"decode_s\":%.3f,"
+                 "\"encode_s\":%.3f,\"preroll_frames\":%lld,\"retries\":%d,"
+                 "\"peak_rss_self_bytes\":%lld,\"peak_rss_browsers_bytes\":%lld}\n",
+                 s.output.c_str(), static_cast<long long>(s.frames), s.wall_seconds, rate, s.lanes,
+                 s.browser_seconds, s.decode_seconds, s.encode_seconds,
+                 static_cast<long long>(s.preroll_frames), s.retries,
+                 static_cast<long long>(memory.peak_self_bytes()),
+                 static_cast<long long>(memory.peak_browsers_bytes()));
+  } else if (progress.style() != ProgressStyle::kNone) {
+    std::fprintf(stderr,
+                 "pagereel render: wrote %s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
+                 "  lanes %d | browser %.1f s | decode %.1f s | encode %.1f s | pre-roll %lld "
+                 "frames | retries %d\n"
+                 "  peak memory: pagereel %s, browsers %s (RSS)\n",
+                 s.output.c_str(), static_cast<long long>(s.frames), film_seconds, s.wall_seconds,
+                 rate, s.lanes, s.browser_seconds, s.decode_seconds, s.encode_seconds,
+                 static_cast<long long>(s.preroll_frames), s.retries,
+                 Mib(memory.peak_self_bytes()).c_str(), Mib(memory.peak_browsers_bytes()).c_str());
+  }
+  std::printf("%s\n", s.output.c_str());
+  return 0;
+}
+
+}  // namespace pagereel::app

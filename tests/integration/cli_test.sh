@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Drives the pagereel binary as a user would: bad input must give a clear message and a
+# non-zero exit and leave no output; a good render must produce a decodable film.
+# Usage: cli_test.sh PAGEREEL_BINARY SOURCE_DIR
+set -u
+bin=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+
+# expect_failure NAME EXIT_CODE TEXT -- ARGS...: runs pagereel, checks exit code and message.
+expect_failure() {
+  local name=$1 code=$2 text=$3
+  shift 4
+  local out rc
+  out=$("$bin" "$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    echo "FAIL $name: exit $rc, wanted $code: $out"; failures=$((failures + 1)); return
+  fi
+  if ! grep -qF -- "$text" <<<"$out"; then
+    echo "FAIL $name: message lacks '$text': $out"; failures=$((failures + 1)); return
+  fi
+  if [ -n "$(ls -A "$work/out" 2>/dev/null)" ]; then
+    echo "FAIL $name: left files behind: $(ls -A "$work/out")"; failures=$((failures + 1))
+    rm -rf "$work/out"/* "$work/out"/.[!.]*; return
+  fi
+  passes=$((passes + 1))
+}
+
+mkdir -p "$work/out"
+page="$src/tests/pages/timecode.html"
+o="$work/out/film.mp4"
+expect_failure missing-input 2 "does not exist" -- render "$work/nope.html" -o "$o" --frames 3
+expect_failure unknown-extension 2 ".mp4 (H.264)" -- render "$page" -o "$work/out/film.avi" --frames 3
+expect_failure alpha-mp4 2 "--alpha needs" -- render "$page" -o "$o" --alpha --frames 3
+expect_failure missing-folder 2 "does not exist" -- render "$page" -o "$work/none/film.mp4" --frames 3
+expect_failure zero-size 2 "between 16 and 8192" -- render "$page" -o "$o" --size 0x720 --frames 3
+expect_failure huge-size 2 "between 16 and 8192" -- render "$page" -o "$o" --size 100000x720 --frames 3
+expect_failure bad-rate 2 "bad frame rate '0'" -- render "$page" -o "$o" --fps 0 --frames 3
+expect_failure negative-rate 2 "bad frame rate '-5'" -- render "$page" -o "$o" --fps=-5 --frames 3
+expect_failure absurd-rate 2 "more than 1000" -- render "$page" -o "$o" --fps 5000 --frames 3
+expect_failure no-duration 2 "--duration" -- render "$page" -o "$o"
+expect_failure zero-frames 2 "--frames must be" -- render "$page" -o "$o" --frames 0
+expect_failure both-durations 108 "excludes" -- render "$page" -o "$o" --frames 3 --duration 1
+expect_failure unknown-flag 109 "--bogus" -- render "$page" -o "$o" --bogus
+expect_failure no-browser 1 "apt-get install chromium-headless-shell" -- render "$page" -o "$o" --frames 3 --browser /nonexistent/chrome
+expect_failure ready-rejects 1 "data feed unavailable" -- render "$src/tests/pages/ready-rejects.html" -o "$o" --frames 3
+expect_failure ready-never 1 "window.pagereel.ready" -- render "$src/tests/pages/ready-never.html" -o "$o" --frames 3 --timeout 1
+expect_failure navigates-away 1 "navigated away" -- render "$src/tests/pages/navigates-away.html" -o "$o" --frames 30
+expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
+
+# Unwritable output folder (root can write anywhere, so only check when not root).
+if [ "$(id -u)" -ne 0 ]; then
+  mkdir -p "$work/ro" && chmod 555 "$work/ro"
+  expect_failure unwritable 2 "cannot write" -- render "$page" -o "$work/ro/film.mp4" --frames 3
+fi
+
+# A good render: the film exists, is complete, and the path is printed on stdout.
+printed=$("$bin" render "$page" -o "$o" --frames 12 --size 640x360 --progress json 2>"$work/log")
+rc=$?
+frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$o" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "$printed" = "$o" ] && [ "$frames" = "12" ] && grep -q '"event":"done"' "$work/log"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL good-render: rc=$rc printed='$printed' frames='$frames'"; cat "$work/log"; failures=$((failures + 1))
+fi
+
+# Ctrl-C: exit 130, no output, no browser left behind.
+rm -f "$o"
+"$bin" render "$page" -o "$o" --frames 3000 --size 640x360 --progress none &
+pid=$!
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+sleep 0.5
+left=$(pgrep -f "pagereel-profile" | wc -l)
+if [ "$rc" -eq 130 ] && [ -z "$(ls -A "$work/out")" ] && [ "$left" -eq 0 ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL interrupt: rc=$rc files='$(ls -A "$work/out")' browsers left=$left"; failures=$((failures + 1))
+fi
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
