@@ -9,6 +9,7 @@ namespace pagereel::capture {
 //    milliseconds (Chromium adds random sub-100 us coarsening that differs between
 //    processes) and shifted so they read 0 at frame 0, not at navigation (loading and
 //    waiting for readiness take some virtual time); SVG document clocks likewise;
+//  - Math.random() is seeded, the same in every page and every lane;
 //  - window.__pagereel.state() reports fonts and window.pagereel.ready, for the wait
 //    before frame 0.
 inline constexpr const char* kPageScript = R"JS((() => {
@@ -32,6 +33,20 @@ inline constexpr const char* kPageScript = R"JS((() => {
   PagereelDate.parse = RealDate.parse;
   PagereelDate.UTC = RealDate.UTC;
   window.Date = PagereelDate;
+
+  // Math.random from a fixed seed (sfc32), so a page that draws random numbers draws the
+  // same ones in every lane and every render. crypto.getRandomValues stays truly random.
+  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;
+  Math.random = function random() {
+    a |= 0; b |= 0; c |= 0; d |= 0;
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
 
   const status = { fonts: false, ready: 'none', error: '' };
   let watching = false;

@@ -71,6 +71,26 @@ TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTim
   }
 }
 
+TEST_F(RendererTest, RandomNumbersRepeatAcrossLanes) {
+  std::vector<std::vector<uint8_t>> films[2];
+  for (int lanes : {1, 3}) {
+    RenderOptions options = Options("random.html", "random" + std::to_string(lanes) + ".mp4");
+    options.frames = 50;
+    options.lanes = lanes;
+    Result<RenderStats> stats = Render(options);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    Result<testing::DecodedVideo> video = testing::DecodeVideo(stats->output);
+    ASSERT_TRUE(video.ok());
+    films[lanes == 1 ? 0 : 1] = std::move(video->rgb);
+  }
+  ASSERT_EQ(films[0].size(), 50u);
+  ASSERT_EQ(films[1].size(), 50u);
+  for (size_t n = 0; n < 50; ++n) ASSERT_TRUE(films[0][n] == films[1][n]) << "frame " << n;
+  // And the numbers do change from frame to frame.
+  EXPECT_NE(testing::ReadTimecodeRow(films[0][10].data(), 640 * 3, 3, 0),
+            testing::ReadTimecodeRow(films[0][11].data(), 640 * 3, 3, 0));
+}
+
 TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   RenderOptions clean = Options("timecode.html", "clean.mp4");
   clean.frames = 60;
