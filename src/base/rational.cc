@@ -25,6 +25,10 @@ std::string Rational::ToString() const {
 
 namespace {
 
+// 128-bit products keep n * den * 1e6 exact for any film length; __extension__ tells
+// -Wpedantic the GCC/Clang type is intended.
+__extension__ typedef __int128 Int128;
+
 constexpr int64_t kMaxFps = 1000;
 
 Status BadRate(std::string_view text, std::string_view why) {
@@ -82,15 +86,15 @@ Result<Rational> ParseFrameRate(std::string_view text) {
 }
 
 std::chrono::microseconds FrameTime(int64_t index, Rational rate) {
-  // index * den * 1e6 / num, rounded half up; __int128 keeps the product exact.
-  __int128 numer = static_cast<__int128>(index) * rate.den * 1'000'000;
-  __int128 q = (2 * numer + rate.num) / (2 * static_cast<__int128>(rate.num));
+  // index * den * 1e6 / num, rounded half up; Int128 keeps the product exact.
+  Int128 numer = static_cast<Int128>(index) * rate.den * 1'000'000;
+  Int128 q = (2 * numer + rate.num) / (2 * static_cast<Int128>(rate.num));
   return std::chrono::microseconds(static_cast<int64_t>(q));
 }
 
 int64_t FrameTimeMillis(int64_t index, Rational rate) {
-  __int128 numer = static_cast<__int128>(index) * rate.den * 1000;
-  return static_cast<int64_t>((2 * numer + rate.num) / (2 * static_cast<__int128>(rate.num)));
+  Int128 numer = static_cast<Int128>(index) * rate.den * 1000;
+  return static_cast<int64_t>((2 * numer + rate.num) / (2 * static_cast<Int128>(rate.num)));
 }
 
 int64_t FramesInDuration(double seconds, Rational rate) {
