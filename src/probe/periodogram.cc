@@ -73,6 +73,24 @@ double Amplitude(const Prepared& p, double hz) {
   return 2 * std::hypot(re, im) / p.weight_sum;
 }
 
+// Amplitude(p, first + k * step) for k = 0 .. count-1 in one pass: per sample, two sincos
+// and then one complex multiply per frequency (the phasor steps by e^{-i 2 pi step t}).
+std::vector<double> AmplitudeComb(const Prepared& p, double first_hz, double step_hz, size_t count) {
+  std::vector<Complex> sums(count);
+  for (size_t i = 0; i < p.t_s.size(); ++i) {
+    const double t = p.t_s[i];
+    Complex z = p.x[i] * std::polar(1.0, -2 * std::numbers::pi * first_hz * t);
+    const Complex rotate = std::polar(1.0, -2 * std::numbers::pi * step_hz * t);
+    for (size_t k = 0; k < count; ++k) {
+      sums[k] += z;
+      z *= rotate;
+    }
+  }
+  std::vector<double> out(count);
+  for (size_t k = 0; k < count; ++k) out[k] = p.weight_sum > 0 ? 2 * std::abs(sums[k]) / p.weight_sum : 0;
+  return out;
+}
+
 }  // namespace
 
 double AmplitudeAt(std::span<const Sample> samples, double hz) {
@@ -139,8 +157,7 @@ Periodogram ComputePeriodogram(std::span<const Sample> samples, const Periodogra
     constexpr int kSteps = 10;
     const double step = bin_hz / kSteps;
     double best_hz = centre, best = -1, left = 0, right = 0;
-    std::vector<double> values(2 * kSteps + 1);
-    for (int i = -kSteps; i <= kSteps; ++i) values[static_cast<size_t>(i + kSteps)] = Amplitude(p, centre + i * step);
+    const std::vector<double> values = AmplitudeComb(p, centre - kSteps * step, step, 2 * kSteps + 1);
     size_t bi = 0;
     for (size_t i = 0; i < values.size(); ++i) {
       if (values[i] > best) best = values[i], bi = i;
