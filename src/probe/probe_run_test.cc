@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/probe_output.h"
+#include "probe/report_assets.h"
 #include "probe/synthetic_series.h"
 
 namespace pagereel::probe {
@@ -118,6 +119,10 @@ namespace pagereel::probe {
 namespace {
 
 TEST(ProbeReportHtmlTest, SelfContainedPageWithChartsAndEscapedData) {
+  if (ChartLibraryJs().empty()) {
+    EXPECT_EQ(ProbeReportHtml(ProbeReport()).status().code(), StatusCode::kFailedPrecondition);
+    GTEST_SKIP() << "built with PAGEREEL_PROBE_CHARTS=OFF or without npm";
+  }
   SyntheticSpike spike;
   ProbeReport r = Analyze(ProbeOptions(), 2, MakeSpikeSeries(spike, 5, 200, 2));
   ProcessUsage evil;
