@@ -178,12 +178,11 @@ Status Page::Load() {
     return UnavailableError("could not load " + options_.url + ": " + *error);
   }
   PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(1));
-  if (Result<cdp::Event> e = loaded.Wait(options_.timeout); !e.ok()) {
-    PR_RETURN_IF_ERROR(CheckStillOurs());
+  PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
     return DeadlineExceededError("the page " + options_.url + " did not finish loading within " +
                                  std::to_string(options_.timeout.count() / 1000) +
                                  " s (its load event never fired); raise --timeout if it is slow");
-  }
+  }));
   if (Result<std::string> frame_id = cdp::GetString(nav, {"result", "frameId"}); frame_id.ok()) {
     std::lock_guard lock(shared_->mu);
     shared_->main_frame_id = *frame_id;
@@ -240,6 +239,25 @@ Status Page::Load() {
   return Status::Ok();
 }
 
+Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout) {
+  // Short waits, so a page that navigated away or closed (which means the event will
+  // never come) is reported at once rather than after the whole timeout.
+  constexpr std::chrono::milliseconds kSlice{100};
+  Clock::time_point deadline = Clock::now() + options_.timeout;
+  for (;;) {
+    Result<cdp::Event> e = waiter.Wait(kSlice);
+    if (e.ok()) return Status::Ok();
+    PR_RETURN_IF_ERROR(CheckStillOurs());
+    if (e.status().code() != StatusCode::kDeadlineExceeded) {
+      if (e.status().code() == StatusCode::kUnavailable) {
+        return UnavailableError("the browser went away: " + browser_.ExitDescription());
+      }
+      return e.status();
+    }
+    if (Clock::now() >= deadline) return on_timeout();
+  }
+}
+
 Status Page::AdvanceVirtualTimeTo(int64_t virtual_ms) {
   if (virtual_ms <= virtual_ms_) return Status::Ok();
   cdp::EventWaiter expired =
@@ -248,16 +266,12 @@ Status Page::AdvanceVirtualTimeTo(int64_t virtual_ms) {
                           Dump({{"policy", "pauseIfNetworkFetchesPending"},
                                 {"budget", static_cast<double>(virtual_ms - virtual_ms_)}}))
                          .status());
-  if (Result<cdp::Event> e = expired.Wait(options_.timeout); !e.ok()) {
-    PR_RETURN_IF_ERROR(CheckStillOurs());
-    if (e.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError(
-          "the page " + options_.url + " did not settle: virtual time stood still for " +
-          std::to_string(options_.timeout.count() / 1000) +
-          " s (a network request that never finishes holds it); fix the page or raise --timeout");
-    }
-    return e.status();
-  }
+  PR_RETURN_IF_ERROR(WaitFor(expired, [&] {
+    return DeadlineExceededError(
+        "the page " + options_.url + " did not settle: virtual time stood still for " +
+        std::to_string(options_.timeout.count() / 1000) +
+        " s (a network request that never finishes holds it); fix the page or raise --timeout");
+  }));
   virtual_ms_ = virtual_ms;
   return Status::Ok();
 }

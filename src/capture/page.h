@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,7 @@ class Page {
   Page(browser::Browser& browser, const PageOptions& options);
   Status Load();
   Status AdvanceVirtualTimeTo(int64_t virtual_ms);
+  Status WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
   Status StepFrame(int64_t index, EncodedFrame* screenshot);

@@ -70,18 +70,23 @@ fi
 
 # Ctrl-C: exit 130, no output, no browser left behind.
 rm -f "$o"
-"$bin" render "$page" -o "$o" --frames 3000 --size 640x360 --progress none &
+# Its own TMPDIR, so its browsers' profile folders are told apart from other tests'.
+mkdir -p "$work/tmp"
+TMPDIR="$work/tmp" "$bin" render "$page" -o "$o" --frames 3000 --size 640x360 --progress none &
 pid=$!
 sleep 3
 kill -INT "$pid"
 wait "$pid"
 rc=$?
 sleep 0.5
-left=$(pgrep -f "pagereel-profile" | wc -l)
-if [ "$rc" -eq 130 ] && [ -z "$(ls -A "$work/out")" ] && [ "$left" -eq 0 ]; then
+left=$(pgrep -f "$work/tmp/pagereel-profile" | wc -l)
+if [ "$rc" -eq 130 ] && [ -z "$(ls -A "$work/out")" ] && [ "$left" -eq 0 ] &&
+   [ -z "$(ls -A "$work/tmp")" ]; then
   passes=$((passes + 1))
 else
-  echo "FAIL interrupt: rc=$rc files='$(ls -A "$work/out")' browsers left=$left"; failures=$((failures + 1))
+  echo "FAIL interrupt: rc=$rc files='$(ls -A "$work/out")' browsers left=$left" \
+       "profiles left='$(ls -A "$work/tmp")'"
+  failures=$((failures + 1))
 fi
 
 echo "$passes passed, $failures failed"

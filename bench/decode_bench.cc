@@ -1,0 +1,112 @@
+// Micro costs of the per-frame work pagereel does outside the browser: JSON routing,
+// base64 and JPEG/PNG decode of a real screenshot-sized payload. Google Benchmark.
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "capture/image.h"
+#include "cdp/json_util.h"
+#include "encode/encoder.h"
+
+extern "C" {
+#include <libavutil/base64.h>
+}
+
+namespace {
+
+using namespace pagereel;
+
+// A 1280x720 frame with gradients and noise, so JPEG and PNG sizes resemble a real page.
+std::vector<uint8_t> SampleFrame(int w, int h) {
+  std::vector<uint8_t> rgba(static_cast<size_t>(w) * h * 4);
+  uint32_t s = 1;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      s = s * 1664525 + 1013904223;
+      uint8_t* p = &rgba[(static_cast<size_t>(y) * w + x) * 4];
+      p[0] = static_cast<uint8_t>(x * 255 / w);
+      p[1] = static_cast<uint8_t>(y * 255 / h);
+      p[2] = static_cast<uint8_t>(((x / 40 + y / 40) % 2) * 200 + (s >> 29));
+      p[3] = 255;
+    }
+  }
+  return rgba;
+}
+
+// The reply the browser sends for one beginFrame with a screenshot of the sample frame.
+cdp::Message Reply(capture::ImageFormat format) {
+  const int w = 1280;
+  const int h = 720;
+  std::vector<uint8_t> rgba = SampleFrame(w, h);
+  // Encode through the sequence writer's codecs by way of a temporary file would be
+  // roundabout; libjpeg-turbo/libspng are reached through encode's public API instead.
+  char path[] = "/tmp/pagereel-bench-XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  std::string pattern = std::string(path) + "-%d" + (format == capture::ImageFormat::kJpeg ? ".jpg" : ".png");
+  encode::EncoderOptions o;
+  o.path = pattern;
+  o.width = w;
+  o.height = h;
+  o.quality = 90;
+  auto enc = encode::Encoder::Open(o);
+  (void)(*enc)->Write(encode::RgbaView{rgba.data(), w, h, w * 4});
+  (void)(*enc)->Finish();
+  std::string file = std::string(path) + "-0" + (format == capture::ImageFormat::kJpeg ? ".jpg" : ".png");
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  std::vector<uint8_t> bytes;
+  int c;
+  while ((c = std::fgetc(f)) != EOF) bytes.push_back(static_cast<uint8_t>(c));
+  std::fclose(f);
+  std::remove(file.c_str());
+  std::remove(path);
+  std::string b64(AV_BASE64_SIZE(bytes.size()), '\0');
+  av_base64_encode(b64.data(), static_cast<int>(b64.size()), bytes.data(), static_cast<int>(bytes.size()));
+  b64.resize(std::strlen(b64.c_str()));
+  cdp::Message m;
+  m.json = R"({"id":7,"result":{"hasDamage":true,"screenshotData":")" + b64 + R"("},"sessionId":"S"})";
+  m.json.reserve(m.json.size() + cdp::kJsonPadding);
+  return m;
+}
+
+void BM_FindScreenshotInReply(benchmark::State& state) {
+  cdp::Message m = Reply(capture::ImageFormat::kJpeg);
+  for (auto _ : state) {
+    auto view = cdp::GetRawStringView(m, {"result", "screenshotData"});
+    benchmark::DoNotOptimize(view);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.json.size()));
+}
+BENCHMARK(BM_FindScreenshotInReply);
+
+void BM_Base64(benchmark::State& state) {
+  cdp::Message m = Reply(capture::ImageFormat::kJpeg);
+  auto frame = capture::TakeScreenshot(m, {"result", "screenshotData"}, 0, capture::ImageFormat::kJpeg);
+  for (auto _ : state) {
+    auto bytes = capture::DecodeBase64(frame->base64(), frame->length);
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(frame->length));
+}
+BENCHMARK(BM_Base64);
+
+void BM_DecodeFrame(benchmark::State& state) {
+  auto format = state.range(0) == 0 ? capture::ImageFormat::kJpeg : capture::ImageFormat::kPng;
+  cdp::Message m = Reply(format);
+  auto frame = capture::TakeScreenshot(m, {"result", "screenshotData"}, 0, format);
+  for (auto _ : state) {
+    auto image = capture::DecodeFrame(*frame);
+    benchmark::DoNotOptimize(image);
+  }
+  state.SetLabel(format == capture::ImageFormat::kJpeg ? "jpeg 1280x720" : "png 1280x720");
+}
+BENCHMARK(BM_DecodeFrame)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

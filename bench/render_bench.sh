@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# End-to-end render figures for bench/RESULTS.md: pagereel against two references measured
+# in the same run, on the same machine:
+#   naive  - a puppeteer-core loop: Page.captureScreenshot per frame piped to ffmpeg
+#            (bench/naive/naive.mjs, Debian's chromium-headless-shell), real-time page;
+#   floor  - the raw Chromium floor: beginFrame + screenshot under virtual time, bytes
+#            dropped (bench/raw_floor.cc), with the same lane count as pagereel.
+# Prints a Markdown table. Usage: bench/render_bench.sh [BUILD_DIR]   (FRAMES=300 default)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${1:-$root/build}
+frames=${FRAMES:-300}
+bin=$build/src/cli/pagereel
+floor=$build/bench/raw_floor
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+if [ ! -d "$here/naive/node_modules" ]; then
+  (cd "$here/naive" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
+
+echo "| composition | size | lanes | pagereel fps | floor fps | pagereel / floor | naive fps | pagereel / naive | browser s | decode s | encode s | pre-roll frames | peak RSS pagereel | peak RSS browsers |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for comp in light heavy; do
+  url="file://$here/compositions/$comp/index.html"
+  for size in 1280x720 1920x1080; do
+    w=${size%x*}; h=${size#*x}
+    naive_fps=""
+    if [ "$size" = 1280x720 ]; then
+      naive=$(node "$here/naive/naive.mjs" "$url" "$out/naive.mp4" "$w" "$h" "$frames" 30 | tail -1)
+      naive_fps=$(field "$naive" "['fps']")
+    fi
+    for lanes in 1 2; do
+      done_line=$("$bin" render "$url" -o "$out/film.mp4" --size "$size" --frames "$frames" \
+                    --lanes "$lanes" --progress json 2>&1 >/dev/null | grep '"event":"done"')
+      fl=$("$floor" "$url" "$w" "$h" "$frames" "$lanes")
+      fps=$(field "$done_line" "['fps']")
+      floor_fps=$(field "$fl" "['fps']")
+      ratio_floor=$(python3 -c "print(f'{$fps/$floor_fps:.0%}')")
+      if [ -n "$naive_fps" ]; then
+        ratio_naive=$(python3 -c "print(f'{$fps/$naive_fps:.1f}x')")
+        naive_cell=$(python3 -c "print(f'{$naive_fps:.1f}')")
+      else
+        ratio_naive="-"; naive_cell="-"
+      fi
+      printf '| %s | %s | %d | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %.1f | %d | %d MB | %d MB |\n' \
+        "$comp" "$size" "$lanes" "$fps" "$floor_fps" "$ratio_floor" "$naive_cell" "$ratio_naive" \
+        "$(field "$done_line" "['browser_s']")" "$(field "$done_line" "['decode_s']")" \
+        "$(field "$done_line" "['encode_s']")" "$(field "$done_line" "['preroll_frames']")" \
+        "$(( $(field "$done_line" "['peak_rss_self_bytes']") >> 20 ))" \
+        "$(( $(field "$done_line" "['peak_rss_browsers_bytes']") >> 20 ))"
+    done
+  done
+done
