@@ -15,7 +15,7 @@ packages=(
   # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell).
   chromium-headless-shell fonts-dejavu-core
   # Encoding, image decode.
-  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+  libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libspng-dev
   # Parsing, CLI, logging, HTTP.
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libboost1.81-dev

@@ -17,7 +17,7 @@ void AddRenderCommand(CLI::App& root, Action& run) {
       ->required();
   cmd->add_option("-o,--output", request->output,
                   "Where to write: .mp4 (H.264), .mov (ProRes; 4444 with --alpha), .webm (VP9), "
-                  "or an image sequence pattern such as frames/%05d.png or frames/%05d.jpg.")
+                  ".gif (palette from the film), or an image sequence pattern such as frames/%05d.png or frames/%05d.jpg.")
       ->required();
   cmd->add_option("--fps", request->fps,
                   "Frame rate: an integer (30), a decimal (29.97 means 30000/1001) or a "

@@ -1,13 +1,12 @@
 #include "encode/encoder.h"
 
+#include "encode/av_util.h"
+#include "encode/gif_encoder.h"
+
 extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/error.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/log.h>
 #include <libavutil/opt.h>
-#include <libswscale/swscale.h>
 }
 #include <spng.h>
 #include <turbojpeg.h>
@@ -31,16 +30,11 @@ const char kFormatsHelp[] =
     "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .gif, or an image sequence pattern such as "
     "frames/%05d.png or frames/%05d.jpg";
 
-// FFmpeg's error codes, converted once here.
-Status AvError(std::string_view context, int err) {
-  char text[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(err, text, sizeof text);
-  std::string message = std::string(context) + ": " + text;
-  if (err == AVERROR(ENOSPC) || err == AVERROR(EDQUOT) || err == AVERROR(ENOMEM)) {
-    return ResourceExhaustedError(std::move(message));
-  }
-  if (err == AVERROR(EACCES) || err == AVERROR(EROFS)) return InvalidArgumentError(std::move(message));
-  return IoError(std::move(message));
+Status CheckSize(const RgbaView& view, int width, int height) {
+  if (view.width == width && view.height == height) return Status::Ok();
+  return InternalError("frame of " + std::to_string(view.width) + "x" +
+                       std::to_string(view.height) + " in a film of " + std::to_string(width) +
+                       "x" + std::to_string(height));
 }
 
 std::string Lower(std::string s) {
@@ -66,56 +60,14 @@ Status CheckFolder(const fs::path& file) {
   return Status::Ok();
 }
 
-// A hidden temporary name beside `target`, keeping its extension (muxers need it to
-// agree with the format).
-fs::path PartialPath(const fs::path& target) {
-  fs::path p = target;
-  return p.replace_filename("." + target.stem().string() + ".partial-" +
-                            std::to_string(::getpid()) + target.extension().string());
-}
-
-Status RenameIntoPlace(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::rename(from, to, ec);
-  if (ec) return IoError("moving " + from.string() + " to " + to.string() + ": " + ec.message());
-  return Status::Ok();
-}
-
 int CrfForQuality(int quality) {
   // quality 100 -> CRF 10, 90 -> 14, 50 -> 30, 1 -> 50.
   return std::clamp(10 + (100 - quality) * 2 / 5, 0, 51);
 }
 
-struct CodecContextFree {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
-struct FormatContextFree {
-  void operator()(AVFormatContext* f) const {
-    if (f->pb != nullptr && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
-    avformat_free_context(f);
-  }
-};
-struct FrameFree {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketFree {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct SwsFree {
-  void operator()(SwsContext* s) const { sws_freeContext(s); }
-};
-
 class VideoEncoder final : public Encoder {
  public:
-  VideoEncoder(fs::path target, fs::path partial) : target_(std::move(target)), partial_(std::move(partial)) {}
-
-  ~VideoEncoder() override {
-    if (!finished_) {
-      format_.reset();  // Closes the file before it is removed.
-      std::error_code ec;
-      fs::remove(partial_, ec);
-    }
-  }
+  explicit VideoEncoder(fs::path target) : output_(std::move(target)) {}
 
   Status Init(const EncoderOptions& options, OutputKind kind) {
     const char* format_name = "mp4";
@@ -137,68 +89,42 @@ class VideoEncoder final : public Encoder {
                                   std::to_string(options.width) + "x" +
                                   std::to_string(options.height));
     }
-    const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
-    if (codec == nullptr) {
-      return NotFoundError(std::string("this FFmpeg has no ") + codec_name +
-                           " encoder; install Debian's libavcodec59 (apt-get install "
-                           "libavcodec-dev)");
-    }
 
-    AVFormatContext* fmt = nullptr;
-    int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, partial_.c_str());
-    if (err < 0) return AvError("setting up the " + std::string(format_name) + " muxer", err);
-    format_.reset(fmt);
-
-    codec_.reset(avcodec_alloc_context3(codec));
-    AVCodecContext* c = codec_.get();
-    c->width = options.width;
-    c->height = options.height;
-    c->time_base = AVRational{static_cast<int>(options.fps.den), static_cast<int>(options.fps.num)};
-    c->framerate = AVRational{static_cast<int>(options.fps.num), static_cast<int>(options.fps.den)};
-    c->pix_fmt = pix_fmt;
-    c->color_primaries = AVCOL_PRI_BT709;
-    c->color_trc = AVCOL_TRC_BT709;
-    c->colorspace = AVCOL_SPC_BT709;
-    c->color_range = AVCOL_RANGE_MPEG;
-    c->gop_size = std::max(1, static_cast<int>(options.fps.num / options.fps.den) * 2);
-    if (format_->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-
-    AVDictionary* opts = nullptr;
-    const std::string crf = std::to_string(CrfForQuality(options.quality));
-    if (kind == OutputKind::kMp4) {
-      av_dict_set(&opts, "preset", "veryfast", 0);
-      av_dict_set(&opts, "crf", crf.c_str(), 0);
-    } else if (kind == OutputKind::kWebm) {
-      av_dict_set(&opts, "crf", crf.c_str(), 0);
-      av_dict_set(&opts, "b", "0", 0);
-      av_dict_set(&opts, "deadline", "good", 0);
-      av_dict_set(&opts, "cpu-used", "5", 0);
-      av_dict_set(&opts, "row-mt", "1", 0);
-    } else {
-      av_dict_set(&opts, "profile", options.alpha ? "4444" : "hq", 0);
-      av_dict_set(&opts, "vendor", "apl0", 0);
-    }
-    err = avcodec_open2(c, codec, &opts);
-    av_dict_free(&opts);
-    if (err < 0) return AvError(std::string("opening the ") + codec_name + " encoder", err);
-
-    stream_ = avformat_new_stream(format_.get(), nullptr);
-    if (stream_ == nullptr) return InternalError("could not add a video stream");
-    stream_->time_base = c->time_base;
-    stream_->avg_frame_rate = c->framerate;
-    err = avcodec_parameters_from_context(stream_->codecpar, c);
-    if (err < 0) return AvError("copying encoder parameters", err);
-
-    err = avio_open(&format_->pb, partial_.c_str(), AVIO_FLAG_WRITE);
-    if (err < 0) return AvError("creating " + partial_.string(), err);
+    auto configure = [&](AVCodecContext* c, AVDictionary** opts) {
+      c->width = options.width;
+      c->height = options.height;
+      c->time_base = AVRational{static_cast<int>(options.fps.den), static_cast<int>(options.fps.num)};
+      c->framerate = AVRational{static_cast<int>(options.fps.num), static_cast<int>(options.fps.den)};
+      c->pix_fmt = pix_fmt;
+      c->color_primaries = AVCOL_PRI_BT709;
+      c->color_trc = AVCOL_TRC_BT709;
+      c->colorspace = AVCOL_SPC_BT709;
+      c->color_range = AVCOL_RANGE_MPEG;
+      c->gop_size = std::max(1, static_cast<int>(options.fps.num / options.fps.den) * 2);
+      const std::string crf = std::to_string(CrfForQuality(options.quality));
+      if (kind == OutputKind::kMp4) {
+        av_dict_set(opts, "preset", "veryfast", 0);
+        av_dict_set(opts, "crf", crf.c_str(), 0);
+      } else if (kind == OutputKind::kWebm) {
+        av_dict_set(opts, "crf", crf.c_str(), 0);
+        av_dict_set(opts, "b", "0", 0);
+        av_dict_set(opts, "deadline", "good", 0);
+        av_dict_set(opts, "cpu-used", "5", 0);
+        av_dict_set(opts, "row-mt", "1", 0);
+      } else {
+        av_dict_set(opts, "profile", options.alpha ? "4444" : "hq", 0);
+        av_dict_set(opts, "vendor", "apl0", 0);
+      }
+    };
     AVDictionary* mux_opts = nullptr;
     if (kind == OutputKind::kMp4 || kind == OutputKind::kMov) {
       av_dict_set(&mux_opts, "movflags", "+faststart", 0);
     }
-    err = avformat_write_header(format_.get(), &mux_opts);
+    Status opened = output_.Open(format_name, codec_name, configure, &mux_opts);
     av_dict_free(&mux_opts);
-    if (err < 0) return AvError("writing the header of " + partial_.string(), err);
+    PR_RETURN_IF_ERROR(opened);
 
+    AVCodecContext* c = output_.codec();
     frame_.reset(av_frame_alloc());
     frame_->format = pix_fmt;
     frame_->width = options.width;
@@ -207,9 +133,8 @@ class VideoEncoder final : public Encoder {
     frame_->color_trc = c->color_trc;
     frame_->colorspace = c->colorspace;
     frame_->color_range = c->color_range;
-    err = av_frame_get_buffer(frame_.get(), 0);
+    int err = av_frame_get_buffer(frame_.get(), 0);
     if (err < 0) return AvError("allocating a frame", err);
-    packet_.reset(av_packet_alloc());
 
     // Browser pixels are full-range sRGB; the film is BT.709 limited range.
     sws_.reset(sws_getContext(options.width, options.height, AV_PIX_FMT_RGBA, options.width,
@@ -225,60 +150,27 @@ class VideoEncoder final : public Encoder {
   }
 
   Status Write(const RgbaView& view) override {
-    if (view.width != width_ || view.height != height_) {
-      return InternalError("frame of " + std::to_string(view.width) + "x" +
-                           std::to_string(view.height) + " in a film of " +
-                           std::to_string(width_) + "x" + std::to_string(height_));
-    }
+    PR_RETURN_IF_ERROR(CheckSize(view, width_, height_));
     int err = av_frame_make_writable(frame_.get());
     if (err < 0) return AvError("preparing a frame", err);
     const uint8_t* src[1] = {view.data};
     int src_stride[1] = {view.stride};
     sws_scale(sws_.get(), src, src_stride, 0, height_, frame_->data, frame_->linesize);
     frame_->pts = next_pts_++;
-    return SendAndDrain(frame_.get());
+    return output_.Send(frame_.get());
   }
 
-  Status Finish() override {
-    PR_RETURN_IF_ERROR(SendAndDrain(nullptr));
-    int err = av_write_trailer(format_.get());
-    if (err < 0) return AvError("finishing " + partial_.string(), err);
-    err = avio_closep(&format_->pb);
-    if (err < 0) return AvError("closing " + partial_.string(), err);
-    PR_RETURN_IF_ERROR(RenameIntoPlace(partial_, target_));
-    finished_ = true;
-    return Status::Ok();
-  }
+  Status Finish() override { return output_.Finish(); }
 
-  std::string final_path() const override { return target_.string(); }
+  std::string final_path() const override { return output_.target().string(); }
 
  private:
-  Status SendAndDrain(AVFrame* frame) {
-    int err = avcodec_send_frame(codec_.get(), frame);
-    if (err < 0) return AvError("encoding a frame", err);
-    for (;;) {
-      err = avcodec_receive_packet(codec_.get(), packet_.get());
-      if (err == AVERROR(EAGAIN) || err == AVERROR_EOF) return Status::Ok();
-      if (err < 0) return AvError("encoding a frame", err);
-      av_packet_rescale_ts(packet_.get(), codec_->time_base, stream_->time_base);
-      packet_->stream_index = stream_->index;
-      err = av_interleaved_write_frame(format_.get(), packet_.get());
-      if (err < 0) return AvError("writing " + partial_.string(), err);
-    }
-  }
-
-  const fs::path target_;
-  const fs::path partial_;
-  std::unique_ptr<AVFormatContext, FormatContextFree> format_;
-  std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
-  std::unique_ptr<AVFrame, FrameFree> frame_;
-  std::unique_ptr<AVPacket, PacketFree> packet_;
+  AvOutput output_;
+  FramePtr frame_;
   std::unique_ptr<SwsContext, SwsFree> sws_;
-  AVStream* stream_ = nullptr;  // Owned by format_.
   int width_ = 0;
   int height_ = 0;
   int64_t next_pts_ = 0;
-  bool finished_ = false;
 };
 
 // Frame n goes to pattern % n, written under a temporary name and renamed when whole; if
@@ -457,12 +349,11 @@ Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
     case OutputKind::kJpegSequence:
       return std::unique_ptr<Encoder>(new SequenceEncoder(options.path, spec.kind, options.quality));
     case OutputKind::kGif:
-      return InvalidArgumentError("GIF output is not built yet; render to .mp4 or a .png "
-                                  "sequence for now");
+      return OpenGifEncoder(options);
     case OutputKind::kMp4:
     case OutputKind::kMov:
     case OutputKind::kWebm: {
-      auto encoder = std::make_unique<VideoEncoder>(options.path, PartialPath(options.path));
+      auto encoder = std::make_unique<VideoEncoder>(options.path);
       PR_RETURN_IF_ERROR(encoder->Init(options, spec.kind));
       return std::unique_ptr<Encoder>(std::move(encoder));
     }

@@ -108,6 +108,25 @@ TEST_F(EncoderTest, WebmWithAlphaIsVp9) {
   EXPECT_EQ(video->pts_seconds.size(), 3u);
 }
 
+TEST_F(EncoderTest, GifUsesAPaletteFromTheFilm) {
+  std::string path = (dir_ / "out.gif").string();
+  ASSERT_TRUE(WriteFilm(path, 6).ok());
+  Result<testing::DecodedVideo> video = testing::DecodeVideo(path);
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  EXPECT_EQ(video->codec, "gif");
+  ASSERT_EQ(video->rgb.size(), 6u);
+  // The film's own colours survive exactly enough: six greys and a pure red, all in the
+  // palette (a fixed web palette would not hold grey 120).
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(video->rgb[i][(24 * 64 + 8) * 3], 20 * i + 20, 2) << "frame " << i;
+    EXPECT_NEAR(video->rgb[i][(24 * 64 + 56) * 3], 255, 2);
+  }
+  // Only the GIF is left: no frames file, no partial file.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
 TEST_F(EncoderTest, PngSequenceNumbersFramesFromZero) {
   std::string pattern = (dir_ / "f%03d.png").string();
   ASSERT_TRUE(WriteFilm(pattern, 3, /*alpha=*/true).ok());
