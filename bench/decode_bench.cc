@@ -107,6 +107,25 @@ void BM_DecodeFrame(benchmark::State& state) {
 }
 BENCHMARK(BM_DecodeFrame)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
+// RGBA to the film's BT.709 YUV 4:2:0, as the decode workers do for an .mp4.
+void BM_ConvertForMp4(benchmark::State& state) {
+  const int w = static_cast<int>(state.range(0));
+  const int h = w * 9 / 16;
+  std::vector<uint8_t> rgba = SampleFrame(w, h);
+  encode::EncoderOptions o;
+  o.path = "/tmp/pagereel-bench-convert.mp4";
+  o.width = w;
+  o.height = h;
+  auto enc = encode::Encoder::Open(o);
+  auto converter = (*enc)->NewConverter();
+  for (auto _ : state) {
+    auto frame = converter->Convert(encode::RgbaView{rgba.data(), w, h, w * 4});
+    benchmark::DoNotOptimize(frame);
+  }
+  state.SetLabel(std::to_string(w) + "x" + std::to_string(h));
+}
+BENCHMARK(BM_ConvertForMp4)->Arg(1280)->Arg(1920)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

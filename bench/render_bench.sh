@@ -22,7 +22,7 @@ fi
 
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$1"; }
 
-echo "| composition | size | lanes | pagereel fps | floor fps | pagereel / floor | naive fps | pagereel / naive | browser s | decode s | encode s | pre-roll frames | peak RSS pagereel | peak RSS browsers |"
+echo "| composition | size | lanes | pagereel fps | floor fps | pagereel / floor | naive fps | pagereel / naive | browser s | decode+convert s | encode s | pre-roll frames (s) | peak RSS pagereel | peak RSS browsers |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for comp in light heavy; do
   url="file://$here/compositions/$comp/index.html"
@@ -34,9 +34,16 @@ for comp in light heavy; do
       naive_fps=$(field "$naive" "['fps']")
     fi
     for lanes in 1 2; do
-      done_line=$("$bin" render "$url" -o "$out/film.mp4" --size "$size" --frames "$frames" \
-                    --lanes "$lanes" --progress json 2>&1 >/dev/null | grep '"event":"done"')
-      fl=$("$floor" "$url" "$w" "$h" "$frames" "$lanes")
+      if ! "$bin" render "$url" -o "$out/film.mp4" --size "$size" --frames "$frames" \
+             --lanes "$lanes" --progress json 2>"$out/log" >/dev/null; then
+        echo "render_bench: pagereel failed on $comp $size lanes $lanes:" >&2; cat "$out/log" >&2
+        continue
+      fi
+      done_line=$(grep '"event":"done"' "$out/log")
+      if ! fl=$("$floor" "$url" "$w" "$h" "$frames" "$lanes" 2>"$out/log"); then
+        echo "render_bench: raw_floor failed on $comp $size lanes $lanes:" >&2; cat "$out/log" >&2
+        continue
+      fi
       fps=$(field "$done_line" "['fps']")
       floor_fps=$(field "$fl" "['fps']")
       ratio_floor=$(python3 -c "print(f'{$fps/$floor_fps:.0%}')")
@@ -46,10 +53,11 @@ for comp in light heavy; do
       else
         ratio_naive="-"; naive_cell="-"
       fi
-      printf '| %s | %s | %d | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %.1f | %d | %d MB | %d MB |\n' \
+      printf '| %s | %s | %d | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %.1f | %d (%.1f) | %d MB | %d MB |\n' \
         "$comp" "$size" "$lanes" "$fps" "$floor_fps" "$ratio_floor" "$naive_cell" "$ratio_naive" \
         "$(field "$done_line" "['browser_s']")" "$(field "$done_line" "['decode_s']")" \
         "$(field "$done_line" "['encode_s']")" "$(field "$done_line" "['preroll_frames']")" \
+        "$(field "$done_line" "['preroll_s']")" \
         "$(( $(field "$done_line" "['peak_rss_self_bytes']") >> 20 ))" \
         "$(( $(field "$done_line" "['peak_rss_browsers_bytes']") >> 20 ))"
     done

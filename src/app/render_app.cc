@@ -318,22 +318,22 @@ int RunRender(const RenderRequest& request) {
     std::fprintf(stderr,
                  "{\"event\":\"done\",\"output\":\"%s\",\"frames\":%lld,\"wall_s\":%.3f,"
                  "\"fps\":%.2f,\"lanes\":%d,\"browser_s\":%.3f,\"decode_s\":%.3f,"
-                 "\"encode_s\":%.3f,\"preroll_frames\":%lld,\"retries\":%d,"
+                 "\"encode_s\":%.3f,\"preroll_frames\":%lld,\"preroll_s\":%.3f,\"retries\":%d,"
                  "\"peak_rss_self_bytes\":%lld,\"peak_rss_browsers_bytes\":%lld}\n",
                  s.output.c_str(), static_cast<long long>(s.frames), s.wall_seconds, rate, s.lanes,
                  s.browser_seconds, s.decode_seconds, s.encode_seconds,
-                 static_cast<long long>(s.preroll_frames), s.retries,
+                 static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
                  static_cast<long long>(memory.peak_self_bytes()),
                  static_cast<long long>(memory.peak_browsers_bytes()));
   } else if (progress.style() != ProgressStyle::kNone) {
     std::fprintf(stderr,
                  "pagereel render: wrote %s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
-                 "  lanes %d | browser %.1f s | decode %.1f s | encode %.1f s | pre-roll %lld "
-                 "frames | retries %d\n"
+                 "  lanes %d | browser %.1f s | decode+convert %.1f s | encode %.1f s | pre-roll %lld "
+                 "frames in %.1f s | retries %d\n"
                  "  peak memory: pagereel %s, browsers %s (RSS)\n",
                  s.output.c_str(), static_cast<long long>(s.frames), film_seconds, s.wall_seconds,
                  rate, s.lanes, s.browser_seconds, s.decode_seconds, s.encode_seconds,
-                 static_cast<long long>(s.preroll_frames), s.retries,
+                 static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
                  Mib(memory.peak_self_bytes()).c_str(), Mib(memory.peak_browsers_bytes()).c_str());
   }
   std::printf("%s\n", s.output.c_str());

@@ -126,6 +126,16 @@ TEST_F(ClientTest, LargeStringIsViewedInPlace) {
   EXPECT_GE(data->data(), reply->json.data());
   EXPECT_LT(data->data(), reply->json.data() + reply->json.size());
   EXPECT_TRUE(*GetBool(*reply, {"result", "hasDamage"}));
+
+  // A copy has no spare capacity for the parser; the view still points into the copy.
+  Message copy;
+  copy.json = std::string(reply->json.data(), reply->json.size());
+  copy.json.shrink_to_fit();
+  Result<std::string_view> copied = GetRawStringView(copy, {"result", "screenshotData"});
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->size(), payload.size());
+  EXPECT_GE(copied->data(), copy.json.data());
+  EXPECT_LT(copied->data(), copy.json.data() + copy.json.size());
 }
 
 TEST(JsonUtilTest, QuotesControlCharacters) {

@@ -70,9 +70,18 @@ bool Has(const Message& message, JsonPath path) {
 
 Result<std::string_view> GetRawStringView(const Message& message, JsonPath path) {
   // On-demand parsing walks the message in place; the raw string is a pointer into it.
+  // A message that lost its spare capacity (a copy, not a move, of a received one) is
+  // parsed from a padded copy, and the answer mapped back into the original.
+  const std::string& json = message.json;
+  simdjson::padded_string copy;
+  const char* base = json.data();
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
+    copy = simdjson::padded_string(json);
+    base = copy.data();
+  }
   simdjson::ondemand::parser parser;
-  simdjson::padded_string_view view(message.json.data(), message.json.size(),
-                                    message.json.capacity());
+  simdjson::padded_string_view view(base, json.size(), base == json.data() ? json.capacity()
+                                                                           : copy.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
   if (parser.iterate(view).get(doc) != simdjson::SUCCESS) {
     return InternalError("the browser sent a message that is not JSON");
@@ -90,9 +99,9 @@ Result<std::string_view> GetRawStringView(const Message& message, JsonPath path)
   if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
     return InternalError(PathText(path) + " in the browser's reply is not a string");
   }
-  const char* begin = raw.raw();
+  const char* begin = json.data() + (raw.raw() - base);
   const char* end = begin;
-  const char* limit = message.json.data() + message.json.size();
+  const char* limit = json.data() + json.size();
   while (end < limit && *end != '"') {
     if (*end == '\\') return InternalError(PathText(path) + " holds JSON escapes");
     ++end;

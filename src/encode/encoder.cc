@@ -65,6 +65,55 @@ int CrfForQuality(int quality) {
   return std::clamp(10 + (100 - quality) * 2 / 5, 0, 51);
 }
 
+// A frame in the film encoder's pixel format.
+struct VideoFrame final : PreparedFrame {
+  FramePtr frame;
+};
+
+// Measured in bench/decode_bench.cc: the flags move the cost by under 10 %; accurate
+// rounding keeps flat colours exact.
+constexpr int kSwsFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
+// RGBA to the film's YUV: browser pixels are full-range sRGB, the film BT.709 limited range.
+// The size does not change, so the flags choose only how chroma is subsampled.
+class VideoConverter final : public Converter {
+ public:
+  VideoConverter(int width, int height, AVPixelFormat pix_fmt)
+      : width_(width), height_(height), pix_fmt_(pix_fmt) {}
+
+  Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
+    PR_RETURN_IF_ERROR(CheckSize(view, width_, height_));
+    if (!sws_) {
+      sws_.reset(sws_getContext(width_, height_, AV_PIX_FMT_RGBA, width_, height_, pix_fmt_,
+                                kSwsFlags, nullptr, nullptr, nullptr));
+      if (!sws_) return InternalError("could not set up pixel conversion");
+      sws_setColorspaceDetails(sws_.get(), sws_getCoefficients(SWS_CS_ITU709), 1,
+                               sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
+    }
+    auto out = std::make_unique<VideoFrame>();
+    out->frame.reset(av_frame_alloc());
+    AVFrame* f = out->frame.get();
+    f->format = pix_fmt_;
+    f->width = width_;
+    f->height = height_;
+    f->color_primaries = AVCOL_PRI_BT709;
+    f->color_trc = AVCOL_TRC_BT709;
+    f->colorspace = AVCOL_SPC_BT709;
+    f->color_range = AVCOL_RANGE_MPEG;
+    int err = av_frame_get_buffer(f, 0);
+    if (err < 0) return AvError("allocating a frame", err);
+    const uint8_t* src[1] = {view.data};
+    int src_stride[1] = {view.stride};
+    sws_scale(sws_.get(), src, src_stride, 0, height_, f->data, f->linesize);
+    return std::unique_ptr<PreparedFrame>(std::move(out));
+  }
+
+ private:
+  const int width_;
+  const int height_;
+  const AVPixelFormat pix_fmt_;
+  std::unique_ptr<SwsContext, SwsFree> sws_;
+};
+
 class VideoEncoder final : public Encoder {
  public:
   explicit VideoEncoder(fs::path target) : output_(std::move(target)) {}
@@ -124,40 +173,21 @@ class VideoEncoder final : public Encoder {
     av_dict_free(&mux_opts);
     PR_RETURN_IF_ERROR(opened);
 
-    AVCodecContext* c = output_.codec();
-    frame_.reset(av_frame_alloc());
-    frame_->format = pix_fmt;
-    frame_->width = options.width;
-    frame_->height = options.height;
-    frame_->color_primaries = c->color_primaries;
-    frame_->color_trc = c->color_trc;
-    frame_->colorspace = c->colorspace;
-    frame_->color_range = c->color_range;
-    int err = av_frame_get_buffer(frame_.get(), 0);
-    if (err < 0) return AvError("allocating a frame", err);
-
-    // Browser pixels are full-range sRGB; the film is BT.709 limited range.
-    sws_.reset(sws_getContext(options.width, options.height, AV_PIX_FMT_RGBA, options.width,
-                              options.height, pix_fmt,
-                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
-                              nullptr, nullptr));
-    if (!sws_) return InternalError("could not set up pixel conversion");
-    sws_setColorspaceDetails(sws_.get(), sws_getCoefficients(SWS_CS_ITU709), 1,
-                             sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
+    pix_fmt_ = pix_fmt;
     width_ = options.width;
     height_ = options.height;
     return Status::Ok();
   }
 
-  Status Write(const RgbaView& view) override {
-    PR_RETURN_IF_ERROR(CheckSize(view, width_, height_));
-    int err = av_frame_make_writable(frame_.get());
-    if (err < 0) return AvError("preparing a frame", err);
-    const uint8_t* src[1] = {view.data};
-    int src_stride[1] = {view.stride};
-    sws_scale(sws_.get(), src, src_stride, 0, height_, frame_->data, frame_->linesize);
-    frame_->pts = next_pts_++;
-    return output_.Send(frame_.get());
+  std::unique_ptr<Converter> NewConverter() const override {
+    return std::make_unique<VideoConverter>(width_, height_, pix_fmt_);
+  }
+
+  Status WritePrepared(std::unique_ptr<PreparedFrame> prepared) override {
+    auto* frame = dynamic_cast<VideoFrame*>(prepared.get());
+    if (frame == nullptr) return InternalError("a frame prepared for another encoder");
+    frame->frame->pts = next_pts_++;
+    return output_.Send(frame->frame.get());
   }
 
   Status Finish() override { return output_.Finish(); }
@@ -166,11 +196,77 @@ class VideoEncoder final : public Encoder {
 
  private:
   AvOutput output_;
-  FramePtr frame_;
-  std::unique_ptr<SwsContext, SwsFree> sws_;
+  AVPixelFormat pix_fmt_ = AV_PIX_FMT_NONE;
   int width_ = 0;
   int height_ = 0;
   int64_t next_pts_ = 0;
+};
+
+Status EncodePng(const RgbaView& view, std::vector<uint8_t>* out) {
+  std::unique_ptr<spng_ctx, void (*)(spng_ctx*)> ctx(spng_ctx_new(SPNG_CTX_ENCODER),
+                                                     spng_ctx_free);
+  spng_set_option(ctx.get(), SPNG_ENCODE_TO_BUFFER, 1);
+  // Fast zlib level: sequences are intermediate files, speed matters more than size.
+  spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_LEVEL, 1);
+  spng_ihdr ihdr{};
+  ihdr.width = static_cast<uint32_t>(view.width);
+  ihdr.height = static_cast<uint32_t>(view.height);
+  ihdr.bit_depth = 8;
+  ihdr.color_type = SPNG_COLOR_TYPE_TRUECOLOR_ALPHA;
+  spng_set_ihdr(ctx.get(), &ihdr);
+  std::vector<uint8_t> packed;
+  const uint8_t* data = view.data;
+  size_t row = static_cast<size_t>(view.width) * 4;
+  if (static_cast<size_t>(view.stride) != row) {
+    packed.resize(row * view.height);
+    for (int y = 0; y < view.height; ++y) {
+      std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row, packed.data() + y * row);
+    }
+    data = packed.data();
+  }
+  int err = spng_encode_image(ctx.get(), data, row * view.height, SPNG_FMT_PNG,
+                              SPNG_ENCODE_FINALIZE);
+  if (err != 0) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
+  size_t size = 0;
+  void* buffer = spng_get_png_buffer(ctx.get(), &size, &err);
+  if (buffer == nullptr) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
+  out->assign(static_cast<uint8_t*>(buffer), static_cast<uint8_t*>(buffer) + size);
+  std::free(buffer);
+  return Status::Ok();
+}
+
+Status EncodeJpeg(const RgbaView& view, int quality, std::vector<uint8_t>* out) {
+  std::unique_ptr<void, int (*)(tjhandle)> tj(tjInitCompress(), tjDestroy);
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  int subsamp = quality >= 90 ? TJSAMP_444 : TJSAMP_420;
+  if (tjCompress2(tj.get(), view.data, view.width, view.stride, view.height, TJPF_RGBA, &jpeg,
+                  &size, subsamp, quality, TJFLAG_FASTDCT) != 0) {
+    return InternalError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(tj.get()));
+  }
+  out->assign(jpeg, jpeg + size);
+  tjFree(jpeg);
+  return Status::Ok();
+}
+// Compressed image bytes for one file of a sequence.
+struct ImageBytes final : PreparedFrame {
+  std::vector<uint8_t> bytes;
+};
+
+class SequenceConverter final : public Converter {
+ public:
+  SequenceConverter(OutputKind kind, int quality) : kind_(kind), quality_(quality) {}
+
+  Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
+    auto out = std::make_unique<ImageBytes>();
+    PR_RETURN_IF_ERROR(kind_ == OutputKind::kPngSequence ? EncodePng(view, &out->bytes)
+                                                         : EncodeJpeg(view, quality_, &out->bytes));
+    return std::unique_ptr<PreparedFrame>(std::move(out));
+  }
+
+ private:
+  const OutputKind kind_;
+  const int quality_;
 };
 
 // Frame n goes to pattern % n, written under a temporary name and renamed when whole; if
@@ -204,12 +300,16 @@ class SequenceEncoder final : public Encoder {
     }
   }
 
-  Status Write(const RgbaView& view) override {
+  std::unique_ptr<Converter> NewConverter() const override {
+    return std::make_unique<SequenceConverter>(kind_, quality_);
+  }
+
+  Status WritePrepared(std::unique_ptr<PreparedFrame> prepared) override {
+    auto* image = dynamic_cast<ImageBytes*>(prepared.get());
+    if (image == nullptr) return InternalError("a frame prepared for another encoder");
+    const std::vector<uint8_t>& bytes = image->bytes;
     fs::path target = FileName(next_);
     fs::path partial = target.string() + ".partial";
-    std::vector<uint8_t> bytes;
-    PR_RETURN_IF_ERROR(kind_ == OutputKind::kPngSequence ? EncodePng(view, &bytes)
-                                                         : EncodeJpeg(view, &bytes));
     std::FILE* f = std::fopen(partial.c_str(), "wb");
     if (f == nullptr) return ErrnoError("creating " + partial.string(), errno);
     size_t wrote = std::fwrite(bytes.data(), 1, bytes.size(), f);
@@ -233,53 +333,6 @@ class SequenceEncoder final : public Encoder {
   std::string final_path() const override { return pattern_; }
 
  private:
-  static Status EncodePng(const RgbaView& view, std::vector<uint8_t>* out) {
-    std::unique_ptr<spng_ctx, void (*)(spng_ctx*)> ctx(spng_ctx_new(SPNG_CTX_ENCODER),
-                                                       spng_ctx_free);
-    spng_set_option(ctx.get(), SPNG_ENCODE_TO_BUFFER, 1);
-    // Fast zlib level: sequences are intermediate files, speed matters more than size.
-    spng_set_option(ctx.get(), SPNG_IMG_COMPRESSION_LEVEL, 1);
-    spng_ihdr ihdr{};
-    ihdr.width = static_cast<uint32_t>(view.width);
-    ihdr.height = static_cast<uint32_t>(view.height);
-    ihdr.bit_depth = 8;
-    ihdr.color_type = SPNG_COLOR_TYPE_TRUECOLOR_ALPHA;
-    spng_set_ihdr(ctx.get(), &ihdr);
-    std::vector<uint8_t> packed;
-    const uint8_t* data = view.data;
-    size_t row = static_cast<size_t>(view.width) * 4;
-    if (static_cast<size_t>(view.stride) != row) {
-      packed.resize(row * view.height);
-      for (int y = 0; y < view.height; ++y) {
-        std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row, packed.data() + y * row);
-      }
-      data = packed.data();
-    }
-    int err = spng_encode_image(ctx.get(), data, row * view.height, SPNG_FMT_PNG,
-                                SPNG_ENCODE_FINALIZE);
-    if (err != 0) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
-    size_t size = 0;
-    void* buffer = spng_get_png_buffer(ctx.get(), &size, &err);
-    if (buffer == nullptr) return InternalError(std::string("PNG encoding failed: ") + spng_strerror(err));
-    out->assign(static_cast<uint8_t*>(buffer), static_cast<uint8_t*>(buffer) + size);
-    std::free(buffer);
-    return Status::Ok();
-  }
-
-  Status EncodeJpeg(const RgbaView& view, std::vector<uint8_t>* out) const {
-    std::unique_ptr<void, int (*)(tjhandle)> tj(tjInitCompress(), tjDestroy);
-    unsigned char* jpeg = nullptr;
-    unsigned long size = 0;
-    int subsamp = quality_ >= 90 ? TJSAMP_444 : TJSAMP_420;
-    if (tjCompress2(tj.get(), view.data, view.width, view.stride, view.height, TJPF_RGBA, &jpeg,
-                    &size, subsamp, quality_, TJFLAG_FASTDCT) != 0) {
-      return InternalError(std::string("JPEG encoding failed: ") + tjGetErrorStr2(tj.get()));
-    }
-    out->assign(jpeg, jpeg + size);
-    tjFree(jpeg);
-    return Status::Ok();
-  }
-
   const std::string pattern_;
   std::string prefix_;
   std::string suffix_;
@@ -336,6 +389,12 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
   }
   PR_RETURN_IF_ERROR(CheckFolder(p));
   return spec;
+}
+
+Status Encoder::Write(const RgbaView& frame) {
+  if (!own_converter_) own_converter_ = NewConverter();
+  PR_ASSIGN_OR_RETURN(std::unique_ptr<PreparedFrame> prepared, own_converter_->Convert(frame));
+  return WritePrepared(std::move(prepared));
 }
 
 Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {

@@ -50,19 +50,45 @@ struct RgbaView {
   int stride = 0;
 };
 
+// A frame already converted to what its encoder consumes: YUV planes for a film, PNG or
+// JPEG bytes for a sequence. Made on any thread by a Converter.
+class PreparedFrame {
+ public:
+  virtual ~PreparedFrame() = default;
+};
+
+// Turns RGBA frames into PreparedFrames for one Encoder, so colour conversion and image
+// compression run on worker threads rather than the encoder's. One Converter per thread;
+// destroy it before its Encoder.
+class Converter {
+ public:
+  virtual ~Converter() = default;
+  virtual Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& frame) = 0;
+};
+
 class Encoder {
  public:
   static Result<std::unique_ptr<Encoder>> Open(const EncoderOptions& options);
   virtual ~Encoder() = default;
 
-  // Adds the next frame. Frames must come in order, each of the size given at Open().
-  virtual Status Write(const RgbaView& frame) = 0;
+  // A converter for this encoder, for another thread. Safe to call from any thread.
+  virtual std::unique_ptr<Converter> NewConverter() const = 0;
+
+  // Adds the next frame, made by one of this encoder's converters. Frames must come in
+  // order, each of the size given at Open().
+  virtual Status WritePrepared(std::unique_ptr<PreparedFrame> frame) = 0;
+
+  // Converts on this thread, then WritePrepared.
+  Status Write(const RgbaView& frame);
 
   // Flushes, finishes the container and moves the file into place.
   virtual Status Finish() = 0;
 
   // Where the finished output is.
   virtual std::string final_path() const = 0;
+
+ private:
+  std::unique_ptr<Converter> own_converter_;  // For Write().
 };
 
 }  // namespace pagereel::encode

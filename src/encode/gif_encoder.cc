@@ -11,6 +11,7 @@ extern "C" {
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "encode/av_util.h"
 
@@ -98,6 +99,35 @@ class Graph {
   AVFilterContext* out_ = nullptr;  // Owned by graph_.
 };
 
+// A packed RGBA copy of a frame: the GIF writer needs the frame twice (palette statistics,
+// then mapping), so it keeps its own.
+struct RgbaCopy final : PreparedFrame {
+  std::vector<uint8_t> rgba;
+};
+
+class RgbaCopier final : public Converter {
+ public:
+  RgbaCopier(int width, int height) : width_(width), height_(height) {}
+
+  Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
+    if (view.width != width_ || view.height != height_) {
+      return InternalError("frame size does not match the GIF");
+    }
+    auto out = std::make_unique<RgbaCopy>();
+    const size_t row = static_cast<size_t>(view.width) * 4;
+    out->rgba.resize(row * static_cast<size_t>(view.height));
+    for (int y = 0; y < view.height; ++y) {
+      std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row,
+                  out->rgba.data() + static_cast<size_t>(y) * row);
+    }
+    return std::unique_ptr<PreparedFrame>(std::move(out));
+  }
+
+ private:
+  const int width_;
+  const int height_;
+};
+
 class GifEncoder final : public Encoder {
  public:
   explicit GifEncoder(const EncoderOptions& options)
@@ -126,19 +156,22 @@ class GifEncoder final : public Encoder {
     return Status::Ok();
   }
 
-  Status Write(const RgbaView& view) override {
-    if (view.width != options_.width || view.height != options_.height) {
-      return InternalError("frame size does not match the GIF");
-    }
+  std::unique_ptr<Converter> NewConverter() const override {
+    return std::make_unique<RgbaCopier>(options_.width, options_.height);
+  }
+
+  Status WritePrepared(std::unique_ptr<PreparedFrame> prepared) override {
+    auto* copy = dynamic_cast<RgbaCopy*>(prepared.get());
+    if (copy == nullptr) return InternalError("a frame prepared for another encoder");
     int err = av_frame_make_writable(frame_.get());
     if (err < 0) return AvError("preparing a frame", err);
-    const size_t row = static_cast<size_t>(view.width) * 4;
-    for (int y = 0; y < view.height; ++y) {
-      const uint8_t* src = view.data + static_cast<size_t>(y) * view.stride;
+    const size_t row = static_cast<size_t>(options_.width) * 4;
+    for (int y = 0; y < options_.height; ++y) {
+      const uint8_t* src = copy->rgba.data() + static_cast<size_t>(y) * row;
       std::copy_n(src, row, frame_->data[0] + static_cast<size_t>(y) * frame_->linesize[0]);
-      if (std::fwrite(src, 1, row, frames_.get()) != row) {
-        return ErrnoError("writing " + frames_path_.string(), errno);
-      }
+    }
+    if (std::fwrite(copy->rgba.data(), 1, copy->rgba.size(), frames_.get()) != copy->rgba.size()) {
+      return ErrnoError("writing " + frames_path_.string(), errno);
     }
     frame_->pts = count_++;
     return stats_.Push(stats_.in(), frame_.get());

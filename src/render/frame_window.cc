@@ -46,16 +46,16 @@ std::optional<capture::EncodedFrame> FrameWindow::Claim() {
   return std::move(node.mapped());
 }
 
-void FrameWindow::PutDecoded(int64_t index, capture::Image image) {
+void FrameWindow::PutPrepared(int64_t index, std::unique_ptr<encode::PreparedFrame> frame) {
   std::lock_guard lock(mu_);
-  decoded_.emplace(index, std::move(image));
+  prepared_.emplace(index, std::move(frame));
   changed_.notify_all();
 }
 
-std::optional<capture::Image> FrameWindow::TakeDecoded(int64_t index) {
+std::unique_ptr<encode::PreparedFrame> FrameWindow::TakePrepared(int64_t index) {
   std::unique_lock lock(mu_);
-  if (!WaitLocked(lock, [&] { return decoded_.count(index) != 0; })) return std::nullopt;
-  auto node = decoded_.extract(index);
+  if (!WaitLocked(lock, [&] { return prepared_.count(index) != 0; })) return nullptr;
+  auto node = prepared_.extract(index);
   return std::move(node.mapped());
 }
 

@@ -2,9 +2,10 @@
 //
 // Lanes Put() encoded screenshots in any order, but only for frames within `capacity` of
 // the next frame to encode (WaitForRoom blocks otherwise: backpressure from the encoder
-// to the browsers). Decode workers Claim() frames in film order and PutDecoded() pixels;
-// the encoder TakeDecoded() them in order and calls Encoded() when a frame is written.
-// Memory stays bounded: at most `capacity` screenshots plus one decoded frame per worker.
+// to the browsers). Decode workers Claim() frames in film order and PutPrepared() them,
+// decoded and converted for the encoder; the encoder TakePrepared() them in order and calls
+// Encoded() when a frame is written. Memory stays bounded: at most `capacity` screenshots
+// plus one prepared frame per worker.
 //
 // Thread-safe. Every blocking call returns false/nullopt once Cancel() was called or
 // `cancel` (polled every 100 ms, so a signal handler may set it) became true.
@@ -15,11 +16,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 #include "capture/image.h"
+#include "encode/encoder.h"
 
 namespace pagereel::render {
 
@@ -33,9 +36,10 @@ class FrameWindow {
 
   // The next frame in film order for a decode worker; nullopt when all are claimed.
   std::optional<capture::EncodedFrame> Claim();
-  void PutDecoded(int64_t index, capture::Image image);
+  void PutPrepared(int64_t index, std::unique_ptr<encode::PreparedFrame> frame);
 
-  std::optional<capture::Image> TakeDecoded(int64_t index);
+  // Blocks for frame `index`; nullptr once cancelled.
+  std::unique_ptr<encode::PreparedFrame> TakePrepared(int64_t index);
   void Encoded(int64_t index);
 
   void Cancel();
@@ -56,7 +60,7 @@ class FrameWindow {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   std::map<int64_t, capture::EncodedFrame> encoded_;  // Guarded by mu_.
-  std::map<int64_t, capture::Image> decoded_;         // Guarded by mu_.
+  std::map<int64_t, std::unique_ptr<encode::PreparedFrame>> prepared_;  // Guarded by mu_.
   int64_t next_claim_ = 0;                            // Guarded by mu_.
   int64_t next_encode_ = 0;                           // Guarded by mu_.
   int64_t peak_held_ = 0;                             // Guarded by mu_.

@@ -44,7 +44,7 @@ TEST(FrameWindowTest, RoomOpensOnlyAsTheEncoderAdvances) {
 TEST(FrameWindowTest, ExternalCancelReleasesWaiters) {
   std::atomic<bool> cancel{false};
   FrameWindow window(10, 1, &cancel);
-  std::thread encoder([&] { EXPECT_FALSE(window.TakeDecoded(0).has_value()); });
+  std::thread encoder([&] { EXPECT_EQ(window.TakePrepared(0), nullptr); });
   cancel = true;
   encoder.join();
   EXPECT_FALSE(window.WaitForRoom(5));

@@ -71,6 +71,7 @@ class Run {
   void LaneLoop(int lane, LaneState state) {
     SetCurrentThreadName("lane-" + std::to_string(lane));
     Clock::duration busy{};
+    Clock::duration preroll_busy{};
     int64_t preroll = 0;
     int64_t loads = 0;
     int retries = 0;
@@ -97,8 +98,13 @@ class Run {
             ++loads;
           }
         }
-        if (status.ok()) {
+        if (status.ok() && state.page->next_frame() < f) {
+          Clock::time_point p = Clock::now();
           preroll += f - state.page->next_frame();
+          status = state.page->PreRoll(f);
+          preroll_busy += Clock::now() - p;
+        }
+        if (status.ok()) {
           Result<capture::EncodedFrame> frame = state.page->Capture(f);
           if (frame.ok()) {
             busy += Clock::now() - start;
@@ -135,18 +141,20 @@ class Run {
     std::lock_guard lock(mu_);
     stats_.browser_seconds += Seconds(busy);
     stats_.preroll_frames += preroll;
+    stats_.preroll_seconds += Seconds(preroll_busy);
     stats_.page_loads += loads;
     stats_.retries += retries;
   }
 
-  void DecodeLoop(int worker) {
+  // Decodes screenshots and converts them for the encoder (colour conversion, or image
+  // compression for sequences), in parallel, so the encoding thread only encodes.
+  void DecodeLoop(int worker, std::unique_ptr<encode::Converter> converter) {
     SetCurrentThreadName("decode-" + std::to_string(worker));
     Clock::duration busy{};
     while (std::optional<capture::EncodedFrame> frame = window_.Claim()) {
       Clock::time_point start = Clock::now();
       int64_t index = frame->index;
       Result<capture::Image> image = capture::DecodeFrame(*frame);
-      busy += Clock::now() - start;
       if (!image.ok()) {
         Fail(image.status().WithContext("frame " + std::to_string(index)));
         break;
@@ -156,7 +164,14 @@ class Run {
                            std::to_string(image->width) + "x" + std::to_string(image->height)));
         break;
       }
-      window_.PutDecoded(index, std::move(image).value());
+      Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter->Convert(
+          encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
+      busy += Clock::now() - start;
+      if (!prepared.ok()) {
+        Fail(prepared.status().WithContext("frame " + std::to_string(index)));
+        break;
+      }
+      window_.PutPrepared(index, std::move(prepared).value());
     }
     std::lock_guard lock(mu_);
     stats_.decode_seconds += Seconds(busy);
@@ -179,16 +194,16 @@ class Run {
       threads.emplace_back([this, i] { LaneLoop(i, LaneState{}); });
     }
     for (int i = 0; i < std::max(1, options_.decode_threads); ++i) {
-      threads.emplace_back([this, i] { DecodeLoop(i); });
+      threads.emplace_back(
+          [this, i, c = encoder->NewConverter()]() mutable { DecodeLoop(i, std::move(c)); });
     }
 
     Clock::duration encode_busy{};
     for (int64_t i = 0; i < frames_; ++i) {
-      std::optional<capture::Image> image = window_.TakeDecoded(i);
-      if (!image) break;
+      std::unique_ptr<encode::PreparedFrame> frame = window_.TakePrepared(i);
+      if (!frame) break;
       Clock::time_point t = Clock::now();
-      Status written = encoder->Write(encode::RgbaView{image->rgba.data(), image->width,
-                                                       image->height, image->width * 4});
+      Status written = encoder->WritePrepared(std::move(frame));
       encode_busy += Clock::now() - t;
       if (!written.ok()) {
         Fail(written.WithContext("writing frame " + std::to_string(i)));

@@ -64,9 +64,10 @@ struct RenderStats {
   int lanes = 0;
   double wall_seconds = 0;
   double browser_seconds = 0;  // Summed over lanes: page loads, pre-roll and capture.
-  double decode_seconds = 0;   // Summed over decode workers.
-  double encode_seconds = 0;   // The encoder thread, pixel conversion included.
+  double decode_seconds = 0;   // Summed over decode workers: decode and colour conversion.
+  double encode_seconds = 0;   // The encoder thread.
   int64_t preroll_frames = 0;  // Frames run without screenshots to bring lanes forward.
+  double preroll_seconds = 0;  // Part of browser_seconds spent on those frames.
   int64_t page_loads = 0;
   int retries = 0;
   int64_t peak_window_frames = 0;
