@@ -5,12 +5,14 @@
 #            (bench/naive/naive.mjs, Debian's chromium-headless-shell), real-time page;
 #   floor  - the raw Chromium floor: beginFrame + screenshot under virtual time, bytes
 #            dropped (bench/raw_floor.cc), with the same lane count as pagereel.
-# Prints a Markdown table. Usage: bench/render_bench.sh [BUILD_DIR]   (FRAMES=300 default)
+# Prints a Markdown table. Usage: [FRAMES=300] [PREROLL=exact|jump] [COMPS="light heavy"]
+#   [SIZES="1280x720 1920x1080"] [LANES="1 2"] bench/render_bench.sh [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=${1:-$root/build}
 frames=${FRAMES:-300}
+preroll=${PREROLL:-exact}      # exact or jump: pagereel render --preroll
 bin=$build/src/cli/pagereel
 floor=$build/bench/raw_floor
 out=$(mktemp -d)
@@ -24,18 +26,18 @@ field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d$2)" "$
 
 echo "| composition | size | lanes | pagereel fps | floor fps | pagereel / floor | naive fps | pagereel / naive | browser s | decode+convert s | encode s | pre-roll frames (s) | peak RSS pagereel | peak RSS browsers |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-for comp in light heavy; do
+for comp in ${COMPS:-light heavy}; do
   url="file://$here/compositions/$comp/index.html"
-  for size in 1280x720 1920x1080; do
+  for size in ${SIZES:-1280x720 1920x1080}; do
     w=${size%x*}; h=${size#*x}
     naive_fps=""
-    if [ "$size" = 1280x720 ]; then
+    if [ "$size" = 1280x720 ] && [ -z "${NO_NAIVE:-}" ]; then
       naive=$(node "$here/naive/naive.mjs" "$url" "$out/naive.mp4" "$w" "$h" "$frames" 30 | tail -1)
       naive_fps=$(field "$naive" "['fps']")
     fi
-    for lanes in 1 2; do
+    for lanes in ${LANES:-1 2}; do
       if ! "$bin" render "$url" -o "$out/film.mp4" --size "$size" --frames "$frames" \
-             --lanes "$lanes" --progress json 2>"$out/log" >/dev/null; then
+             --lanes "$lanes" --preroll "$preroll" --progress json 2>"$out/log" >/dev/null; then
         echo "render_bench: pagereel failed on $comp $size lanes $lanes:" >&2; cat "$out/log" >&2
         continue
       fi

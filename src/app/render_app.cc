@@ -262,6 +262,7 @@ int RunRender(const RenderRequest& request) {
   options.encoder.quality = request.quality;
   options.launch.binary = request.browser;
   options.slice_frames = request.slice_frames;
+  options.preroll = request.jump_preroll ? render::PreRoll::kJump : render::PreRoll::kExact;
 
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t available = AvailableMemoryBytes();

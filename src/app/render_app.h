@@ -28,6 +28,7 @@ struct RenderRequest {
   ProgressStyle progress = ProgressStyle::kAuto;
   std::string browser;  // Empty: the default chrome-headless-shell.
   int64_t slice_frames = 60;
+  bool jump_preroll = false;  // --preroll jump.
 };
 
 // Runs the render and returns the process exit code: 0 done, 1 the render failed,

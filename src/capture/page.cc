@@ -324,6 +324,19 @@ Status Page::PreRoll(int64_t index) {
   return Status::Ok();
 }
 
+Status Page::JumpTo(int64_t index) {
+  if (next_frame_ == 0 && index > 0) {
+    // Frame 0 starts the page's animations and its rAF loop (see StepFrame).
+    PR_RETURN_IF_ERROR(StepFrame(0, nullptr));
+    next_frame_ = 1;
+  }
+  if (index <= next_frame_) return Status::Ok();
+  PR_RETURN_IF_ERROR(CheckStillOurs());
+  PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(origin_ms_ + FrameTimeMillis(index, options_.fps)));
+  next_frame_ = index;
+  return Status::Ok();
+}
+
 Result<EncodedFrame> Page::Capture(int64_t index) {
   PR_RETURN_IF_ERROR(PreRoll(index));
   EncodedFrame frame;

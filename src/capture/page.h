@@ -65,8 +65,15 @@ class Page {
   // REQUIRES: index >= next_frame().
   Result<EncodedFrame> Capture(int64_t index);
 
-  // Runs frames [next_frame(), index) without screenshots.
+  // Runs frames [next_frame(), index) without screenshots: afterwards the page is exactly
+  // as it would be had it drawn them (its own rAF-driven state included).
   Status PreRoll(int64_t index);
+
+  // Brings the page to frame `index` cheaply: frame 0 is drawn if it was not, then virtual
+  // time jumps to frame `index`'s time in one step. Timers fire, and CSS, Web Animations,
+  // SVG and every clock read the right time, but requestAnimationFrame does not run for the
+  // skipped frames, so state a page accumulates per frame is not reproduced.
+  Status JumpTo(int64_t index);
 
  private:
   struct Shared;  // State the DevTools reader thread writes (navigation, close).

@@ -50,6 +50,14 @@ void AddRenderCommand(CLI::App& root, Action& run) {
   cmd->add_option("--browser", request->browser,
                   "chrome-headless-shell binary (default: $PAGEREEL_BROWSER or "
                   "/usr/lib/chromium/chromium-headless-shell).");
+  auto preroll = std::make_shared<std::string>("exact");
+  cmd->add_option("--preroll", *preroll,
+                  "How a lane reaches a slice's first frame: exact (run every skipped frame "
+                  "without a screenshot; the film is identical for any lane count) or jump "
+                  "(skip straight there: clocks, CSS, timers right, rAF-accumulated state "
+                  "not; cheaper for long films of heavy pages).")
+      ->check(CLI::IsMember({"exact", "jump"}))
+      ->capture_default_str();
   cmd->add_option("--slice-frames", request->slice_frames,
                   "Frames per slice handed to a lane.")
       ->capture_default_str();
@@ -62,7 +70,8 @@ void AddRenderCommand(CLI::App& root, Action& run) {
       "  pagereel render page.html -o out.mov --alpha --fps 59.94 --size 1920x1080\n"
       "  pagereel render https://example.com/chart -o frames/%05d.png --frames 120\n\n"
       "Exit status: 0 written, 1 render failed, 2 bad input, 130 interrupted.");
-  cmd->callback([request, progress, &run] {
+  cmd->callback([request, progress, preroll, &run] {
+    request->jump_preroll = *preroll == "jump";
     static const std::map<std::string, app::ProgressStyle> kStyles = {
         {"auto", app::ProgressStyle::kAuto}, {"bar", app::ProgressStyle::kBar},
         {"plain", app::ProgressStyle::kPlain}, {"json", app::ProgressStyle::kJson},

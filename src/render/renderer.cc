@@ -101,7 +101,8 @@ class Run {
         if (status.ok() && state.page->next_frame() < f) {
           Clock::time_point p = Clock::now();
           preroll += f - state.page->next_frame();
-          status = state.page->PreRoll(f);
+          status = options_.preroll == PreRoll::kExact ? state.page->PreRoll(f)
+                                                       : state.page->JumpTo(f);
           preroll_busy += Clock::now() - p;
         }
         if (status.ok()) {

@@ -34,12 +34,23 @@ struct Progress {
   std::chrono::duration<double> elapsed{0};
 };
 
+// How a lane brings a fresh or lagging page to the first frame of its next slice.
+enum class PreRoll {
+  // Run every skipped frame without a screenshot: the page's state is exactly that of a
+  // page that drew them, whatever it keeps; the film is identical for any lane count.
+  kExact,
+  // Jump virtual time straight there (Page::JumpTo): clocks, CSS, Web Animations, SVG and
+  // timers are right, state accumulated in rAF callbacks is not. Cheap for long films.
+  kJump,
+};
+
 struct RenderOptions {
   capture::PageOptions page;
   // Frame count; when empty, the page's window.pagereel.duration decides it.
   std::optional<int64_t> frames;
   int lanes = 1;
   int64_t slice_frames = 60;
+  PreRoll preroll = PreRoll::kExact;
   // Path and quality; size, rate and alpha are taken from `page`.
   encode::EncoderOptions encoder;
   int max_attempts_per_slice = 3;
