@@ -337,6 +337,14 @@ int RunRender(const RenderRequest& request) {
                  static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
                  Mib(memory.peak_self_bytes()).c_str(), Mib(memory.peak_browsers_bytes()).c_str());
   }
+  if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone &&
+      options.preroll == render::PreRoll::kExact &&
+      s.preroll_seconds > 0.5 * (s.browser_seconds - s.preroll_seconds)) {
+    std::fprintf(stderr,
+                 "  note: pre-roll took %.0f%% of the browsers' time; if the page computes each "
+                 "frame from its time alone, --preroll jump skips that work\n",
+                 100.0 * s.preroll_seconds / std::max(s.browser_seconds, 1e-9));
+  }
   std::printf("%s\n", s.output.c_str());
   return 0;
 }
