@@ -35,11 +35,12 @@ void OnSignal(int) {
   ::signal(SIGTERM, SIG_DFL);
 }
 
-// Resident memory of one lane's browser while it renders: 530-570 MB RSS at 1080p and about
-// 310 MB idle (DESIGN.md, headless-shell 156); scaled between those by pixel count.
+// Resident memory of one lane's browser process tree while it renders, measured in
+// bench/RESULTS.md (summed RSS): 524-731 MB at 1280x720 and 550-925 MB at 1920x1080 for
+// the light and heavy compositions. Sized for the heavy end, scaled by pixel count.
 int64_t LaneBytes(int width, int height) {
   double pixels = static_cast<double>(width) * height;
-  double mb = 350 + 220 * std::min(pixels / (1920.0 * 1080.0), 4.0);
+  double mb = 600 + 330 * std::min(pixels / (1920.0 * 1080.0), 4.0);
   return static_cast<int64_t>(mb * 1024 * 1024);
 }
 

@@ -38,7 +38,7 @@ TEST(RenderAppTest, SizesAreCheckedByName) {
 TEST(RenderAppTest, LanesFollowCoresAndMemory) {
   const int64_t gib = int64_t{1} << 30;
   EXPECT_EQ(DefaultLanes(1280, 720, 2, 24 * gib), 2);
-  EXPECT_EQ(DefaultLanes(1280, 720, 16, 2 * gib), 2);   // Memory allows two.
+  EXPECT_EQ(DefaultLanes(1280, 720, 16, 3 * gib), 3);   // Memory allows three.
   EXPECT_EQ(DefaultLanes(1920, 1080, 8, 1 * gib), 1);   // Never fewer than one.
   EXPECT_EQ(DefaultLanes(1280, 720, 8, -1), 1);         // Unknown memory: be careful.
 }

@@ -41,6 +41,7 @@ Page::~Page() {
   cdp::Client& client = browser_.client();
   client.Unsubscribe(subscription_);
   client.Unsubscribe(detach_subscription_);
+  client.Unsubscribe(signal_subscription_);
   if (client.connection_status().ok()) {
     // Best effort: the browser may already be gone, and nothing waits on these.
     constexpr std::chrono::milliseconds kCloseTimeout{5'000};
@@ -89,8 +90,9 @@ Result<cdp::Message> Page::Evaluate(const std::string& expression, bool await_pr
 Status Page::CheckStillOurs() const {
   std::lock_guard lock(shared_->mu);
   if (shared_->detached) {
-    return FailedPreconditionError("the page " + options_.url + " closed itself or crashed (" +
-                                   shared_->detach_reason + ")");
+    return FailedPreconditionError("the page " + options_.url + " stopped: " +
+                                   shared_->detach_reason +
+                                   "; a page must stay open while it renders");
   }
   if (!shared_->navigated_to.empty()) {
     return FailedPreconditionError("the page " + options_.url + " navigated away to " +
@@ -148,6 +150,22 @@ Status Page::Load() {
         shared->detach_reason = "its target was detached";
       });
 
+  // window.close() and a crashed renderer end the film too: the page script reports a
+  // close through a binding, and the browser reports a crash.
+  signal_subscription_ =
+      client.Subscribe("", session_id_, [weak](const cdp::Event& e) {
+        if (e.method != "Runtime.bindingCalled" && e.method != "Inspector.targetCrashed") return;
+        auto shared = weak.lock();
+        if (!shared) return;
+        std::lock_guard lock(shared->mu);
+        shared->detached = true;
+        shared->detach_reason = e.method == "Inspector.targetCrashed"
+                                    ? "its renderer crashed"
+                                    : "it called window.close()";
+      });
+  PR_RETURN_IF_ERROR(Call("Runtime.enable").status());  // Delivers Runtime.bindingCalled.
+  PR_RETURN_IF_ERROR(Call("Runtime.addBinding", Dump({{"name", "__pagereelSignal"}})).status());
+  PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
   PR_RETURN_IF_ERROR(Call("Page.enable").status());
   PR_RETURN_IF_ERROR(
       Call("Page.addScriptToEvaluateOnNewDocument", Dump({{"source", kPageScript}})).status());

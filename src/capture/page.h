@@ -103,6 +103,7 @@ class Page {
   std::shared_ptr<Shared> shared_;
   uint64_t subscription_ = 0;
   uint64_t detach_subscription_ = 0;
+  uint64_t signal_subscription_ = 0;
 };
 
 }  // namespace pagereel::capture

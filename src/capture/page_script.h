@@ -48,6 +48,12 @@ inline constexpr const char* kPageScript = R"JS((() => {
     return (t >>> 0) / 4294967296;
   };
 
+  // A page may not close itself mid-film; the browser would refuse anyway, so the call is
+  // reported (through a binding pagereel installs) and the render stops with a message.
+  window.close = function close() {
+    if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal('close');
+  };
+
   const status = { fonts: false, ready: 'none', error: '' };
   let watching = false;
   const watch = () => {

@@ -128,6 +128,15 @@ TEST_F(PageTest, NavigatingAwayStopsTheFilm) {
   EXPECT_NE(status.message().find("navigated away"), std::string_view::npos) << status.ToString();
 }
 
+TEST_F(PageTest, ClosingItselfStopsTheFilm) {
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("closes-itself.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Status status;
+  for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("window.close()"), std::string_view::npos) << status.ToString();
+}
+
 TEST_F(PageTest, AlphaFramesAreTransparentPng) {
   PageOptions options = Options("ready-never.html");  // A page with no background of its own.
   options.url = "data:text/html,<body style='margin:0'><div style='width:10px;height:10px;background:rgba(0,0,255,.5)'>";

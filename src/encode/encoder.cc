@@ -312,9 +312,12 @@ class SequenceEncoder final : public Encoder {
     fs::path partial = target.string() + ".partial";
     std::FILE* f = std::fopen(partial.c_str(), "wb");
     if (f == nullptr) return ErrnoError("creating " + partial.string(), errno);
+    errno = 0;
     size_t wrote = std::fwrite(bytes.data(), 1, bytes.size(), f);
-    int write_errno = errno;
-    if (std::fclose(f) != 0 || wrote != bytes.size()) {
+    int write_errno = wrote != bytes.size() ? errno : 0;
+    // A full disk often shows only when the buffered bytes are flushed, at fclose.
+    if (std::fclose(f) != 0 && write_errno == 0) write_errno = errno;
+    if (write_errno != 0 || wrote != bytes.size()) {
       std::error_code ec;
       fs::remove(partial, ec);
       return ErrnoError("writing " + partial.string(), write_errno != 0 ? write_errno : EIO);

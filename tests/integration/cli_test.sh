@@ -6,7 +6,7 @@ set -u
 bin=$1
 src=$2
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'umount "$work/full" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
 passes=0
 
@@ -50,12 +50,53 @@ expect_failure no-browser 1 "apt-get install chromium-headless-shell" -- render 
 expect_failure ready-rejects 1 "data feed unavailable" -- render "$src/tests/pages/ready-rejects.html" -o "$o" --frames 3
 expect_failure ready-never 1 "window.pagereel.ready" -- render "$src/tests/pages/ready-never.html" -o "$o" --frames 3 --timeout 1
 expect_failure navigates-away 1 "navigated away" -- render "$src/tests/pages/navigates-away.html" -o "$o" --frames 30
+expect_failure closes-itself 1 "window.close()" -- render "$src/tests/pages/closes-itself.html" -o "$o" --frames 30
 expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
+
+# Over HTTP, from a server on loopback: a page renders, a missing one names the status.
+port=$(( 20000 + RANDOM % 20000 ))
+python3 -m http.server "$port" --bind 127.0.0.1 --directory "$src/tests/pages" >/dev/null 2>&1 &
+server=$!
+for _ in $(seq 50); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+expect_failure http-404 1 "HTTP 404" -- render "http://127.0.0.1:$port/missing.html" -o "$o" --frames 3
+printed=$("$bin" render "http://127.0.0.1:$port/ready-late.html" -o "$work/out/http.mp4" --size 640x360 --progress none 2>"$work/log")
+rc=$?
+frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/out/http.mp4" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "$frames" = "15" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL http-render: rc=$rc frames='$frames'"; cat "$work/log"; failures=$((failures + 1))
+fi
+rm -f "$work/out/http.mp4"
+kill "$server"
 
 # Unwritable output folder (root can write anywhere, so only check when not root).
 if [ "$(id -u)" -ne 0 ]; then
   mkdir -p "$work/ro" && chmod 555 "$work/ro"
   expect_failure unwritable 2 "cannot write" -- render "$page" -o "$work/ro/film.mp4" --frames 3
+fi
+
+# Disk full while writing: a 64 KB tmpfs as the output folder (root only; skipped where
+# mounting is not allowed). The error must say so and nothing may be left on it.
+full="$work/full"
+mkdir -p "$full"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null; then
+  for target in film.mp4 'seq_%04d.png'; do
+    out=$("$bin" render "$src/examples/lower-third" -o "$full/$target" --frames 60 --progress none 2>&1 >/dev/null)
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "No space left on device" <<<"$out" && [ -z "$(ls -A "$full")" ]; then
+      passes=$((passes + 1))
+    else
+      echo "FAIL disk-full $target: rc=$rc files='$(ls -A "$full" | head -3)': $out"
+      failures=$((failures + 1))
+    fi
+  done
+  umount "$full"
+else
+  echo "note: disk-full check skipped (needs root and tmpfs mounts)"
 fi
 
 # A good render: the film exists, is complete, and the path is printed on stdout.
