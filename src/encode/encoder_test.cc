@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/media.h"
+#include "testing/scratch_dir.h"
 
 namespace pagereel::encode {
 namespace {
@@ -15,13 +16,8 @@ namespace fs = std::filesystem;
 
 class EncoderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pagereel-encode-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  testing::ScratchDir scratch_{"encode"};
+  const fs::path& dir_ = scratch_.path();
 
   // Frame i: left half a grey level that encodes i, right half pure red, half-transparent
   // bottom rows.
@@ -58,7 +54,6 @@ class EncoderTest : public ::testing::Test {
     return encoder->Finish();
   }
 
-  fs::path dir_;
 };
 
 TEST_F(EncoderTest, Mp4IsH264Bt709WithExactTimestamps) {

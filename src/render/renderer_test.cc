@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/media.h"
+#include "testing/scratch_dir.h"
 #include "testing/timecode.h"
 
 namespace pagereel::render {
@@ -17,14 +18,8 @@ namespace fs = std::filesystem;
 
 class RendererTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pagereel-render-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  testing::ScratchDir scratch_{"render"};
+  const fs::path& dir_ = scratch_.path();
 
   RenderOptions Options(const std::string& page, const std::string& output) {
     RenderOptions o;
@@ -37,7 +32,6 @@ class RendererTest : public ::testing::Test {
     return o;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTime) {
