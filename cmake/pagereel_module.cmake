@@ -1,9 +1,10 @@
 # pagereel_add_library(NAME SRCS ... [DEPS ...] [PRIVATE_DEPS ...])
 #   Declares the static library pagereel_NAME (alias pagereel::NAME). Headers are included
 #   as "NAME/file.h" from src/.
-# pagereel_add_test(NAME SRCS ... [DEPS ...] [LABELS ...])
+# pagereel_add_test(NAME SRCS ... [DEPS ...] [LABELS ...] [TIMEOUT s] [SERIAL])
 #   Declares the GoogleTest binary NAME_test and registers its tests with ctest, labelled
 #   (unit by default; integration for tests that run the real browser or encoders; slow).
+#   SERIAL: ctest runs them alone (tests that measure the host and would see other tests).
 function(pagereel_add_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(pagereel_${name} STATIC ${ARG_SRCS})
@@ -17,7 +18,7 @@ function(pagereel_add_test name)
   if(NOT PAGEREEL_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -30,7 +31,11 @@ function(pagereel_add_test name)
     PAGEREEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     PAGEREEL_BINARY_DIR="${PROJECT_BINARY_DIR}")
   target_link_libraries(${name}_test PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
   gtest_discover_tests(${name}_test
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
     DISCOVERY_TIMEOUT 60)
 endfunction()
