@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "app/memory.h"
 #include "base/rational.h"
 #include "browser/browser.h"
@@ -137,17 +139,10 @@ int ExitCodeFor(const Status& status) {
 
 int Fail(const Status& status, ProgressStyle style) {
   if (style == ProgressStyle::kJson) {
-    std::string message(status.message());
-    std::string escaped;
-    for (char c : message) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      if (c == '\n') {
-        escaped += "\\n";
-        continue;
-      }
-      escaped += c;
-    }
-    std::fprintf(stderr, "{\"event\":\"error\",\"message\":\"%s\"}\n", escaped.c_str());
+    nlohmann::json event = {{"event", "error"},
+                            {"code", std::string(StatusCodeName(status.code()))},
+                            {"message", std::string(status.message())}};
+    std::fprintf(stderr, "%s\n", event.dump().c_str());
   }
   std::fprintf(stderr, "pagereel render: %s\n", std::string(status.message()).c_str());
   return ExitCodeFor(status);
@@ -317,16 +312,21 @@ int RunRender(const RenderRequest& request) {
                         static_cast<double>(fps->num);
   double rate = s.wall_seconds > 0 ? static_cast<double>(s.frames) / s.wall_seconds : 0;
   if (progress.style() == ProgressStyle::kJson) {
-    std::fprintf(stderr,
-                 "{\"event\":\"done\",\"output\":\"%s\",\"frames\":%lld,\"wall_s\":%.3f,"
-                 "\"fps\":%.2f,\"lanes\":%d,\"browser_s\":%.3f,\"decode_s\":%.3f,"
-                 "\"encode_s\":%.3f,\"preroll_frames\":%lld,\"preroll_s\":%.3f,\"retries\":%d,"
-                 "\"peak_rss_self_bytes\":%lld,\"peak_rss_browsers_bytes\":%lld}\n",
-                 s.output.c_str(), static_cast<long long>(s.frames), s.wall_seconds, rate, s.lanes,
-                 s.browser_seconds, s.decode_seconds, s.encode_seconds,
-                 static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
-                 static_cast<long long>(memory.peak_self_bytes()),
-                 static_cast<long long>(memory.peak_browsers_bytes()));
+    nlohmann::json event = {{"event", "done"},
+                            {"output", s.output},
+                            {"frames", s.frames},
+                            {"wall_s", s.wall_seconds},
+                            {"fps", rate},
+                            {"lanes", s.lanes},
+                            {"browser_s", s.browser_seconds},
+                            {"decode_s", s.decode_seconds},
+                            {"encode_s", s.encode_seconds},
+                            {"preroll_frames", s.preroll_frames},
+                            {"preroll_s", s.preroll_seconds},
+                            {"retries", s.retries},
+                            {"peak_rss_self_bytes", memory.peak_self_bytes()},
+                            {"peak_rss_browsers_bytes", memory.peak_browsers_bytes()}};
+    std::fprintf(stderr, "%s\n", event.dump().c_str());
   } else if (progress.style() != ProgressStyle::kNone) {
     std::fprintf(stderr,
                  "pagereel render: wrote %s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
