@@ -8,8 +8,8 @@
 int main(int argc, char** argv) {
   CLI::App root{
       "pagereel: turns web pages into frames on a clock.\n"
-      "Render deterministic films, serve captures, run live graphics, and measure the\n"
-      "host's frame-clock health.",
+      "Render deterministic films of a page, and measure the host's frame-clock health.\n"
+      "(The capture service and live graphics are still to come.)",
       "pagereel"};
   root.set_version_flag("--version", "pagereel " PAGEREEL_VERSION);
   root.require_subcommand(1);
