@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -30,11 +31,13 @@ namespace {
 std::atomic<bool> g_cancel{false};
 
 void OnSignal(int) {
+  const int saved_errno = errno;  // kill() may set it; the interrupted thread may read it.
   g_cancel.store(true);
   browser::KillAllBrowsers();  // Stop the browsers now; the lanes then wind down.
   // A second Ctrl-C ends the process at once.
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
+  errno = saved_errno;
 }
 
 // Resident memory of one lane's browser process tree while it renders, measured in

@@ -82,6 +82,9 @@ Result<Rational> ParseFrameRate(std::string_view text) {
   }
   if (rate.num <= 0) return BadRate(text, "the rate must be positive");
   if (rate.num > kMaxFps * rate.den) return BadRate(text, "more than 1000 frames per second");
+  // Containers keep rates as 32-bit fractions.
+  constexpr int64_t kMaxTerm = 2147483647;
+  if (rate.num > kMaxTerm || rate.den > kMaxTerm) return BadRate(text, "too fine a fraction");
   return rate;
 }
 

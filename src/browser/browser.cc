@@ -156,14 +156,19 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
-    // dup2 clears close-on-exec on the new descriptors 3 and 4. The sources are first moved
-    // above 4 so that dup2 cannot overwrite one with the other.
+    ::signal(SIGPIPE, SIG_DFL);  // pagereel ignores it; the browser expects the default.
+    // dup2 clears close-on-exec on the new descriptors 0-4. Every source is first moved
+    // above 9, so no dup2 can overwrite a source that is still to be copied (any of them
+    // may itself be 0-4, e.g. when pagereel was started without stdin).
     int r = ::fcntl(their_read.get(), F_DUPFD_CLOEXEC, 10);
     int w = ::fcntl(their_write.get(), F_DUPFD_CLOEXEC, 10);
-    if (r < 0 || w < 0 || ::dup2(r, 3) < 0 || ::dup2(w, 4) < 0) ::_exit(127);
-    ::dup2(null_fd.get(), 0);
-    ::dup2(null_fd.get(), 1);
-    ::dup2(log_fd.valid() ? log_fd.get() : null_fd.get(), 2);
+    int null_out = ::fcntl(null_fd.get(), F_DUPFD_CLOEXEC, 10);
+    int err_out = log_fd.valid() ? ::fcntl(log_fd.get(), F_DUPFD_CLOEXEC, 10) : null_out;
+    if (r < 0 || w < 0 || null_out < 0 || err_out < 0 || ::dup2(null_out, 0) < 0 ||
+        ::dup2(null_out, 1) < 0 || ::dup2(err_out, 2) < 0 || ::dup2(r, 3) < 0 ||
+        ::dup2(w, 4) < 0) {
+      ::_exit(127);
+    }
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

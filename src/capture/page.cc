@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -31,6 +32,7 @@ struct Page::Shared {
   std::string main_frame_id;   // Guarded by mu.
   std::string navigated_to;    // Guarded by mu. Set when the main frame leaves our URL.
   bool detached = false;       // Guarded by mu. The target closed or crashed.
+  bool renderer_crashed = false;  // Guarded by mu.
   std::string detach_reason;   // Guarded by mu.
 };
 
@@ -89,6 +91,10 @@ Result<cdp::Message> Page::Evaluate(const std::string& expression, bool await_pr
 
 Status Page::CheckStillOurs() const {
   std::lock_guard lock(shared_->mu);
+  if (shared_->detached && shared_->renderer_crashed) {
+    // Worth a retry on a fresh browser, like a browser crash (often memory).
+    return UnavailableError("the page " + options_.url + " crashed its renderer");
+  }
   if (shared_->detached) {
     return FailedPreconditionError("the page " + options_.url + " stopped: " +
                                    shared_->detach_reason +
@@ -159,6 +165,7 @@ Status Page::Load() {
         if (!shared) return;
         std::lock_guard lock(shared->mu);
         shared->detached = true;
+        shared->renderer_crashed = e.method == "Inspector.targetCrashed";
         shared->detach_reason = e.method == "Inspector.targetCrashed"
                                     ? "its renderer crashed"
                                     : "it called window.close()";
@@ -252,8 +259,21 @@ Status Page::Load() {
   PR_ASSIGN_OR_RETURN(std::string contract_text,
                       cdp::GetString(contract, {"result", "result", "value"}));
   json c = json::parse(contract_text, nullptr, false);
-  if (double d = c.value("d", 0.0); d > 0) declared_duration_ = d;
-  has_seek_ = c.value("s", false);
+  // A duration that is not a finite positive number (Infinity arrives as null) is the
+  // page's mistake: report it rather than guess.
+  if (c.is_object() && c.contains("d") && !c["d"].is_null() && c["d"] != 0) {
+    if (!c["d"].is_number() || !std::isfinite(c["d"].get<double>()) || c["d"].get<double>() < 0) {
+      return InvalidArgumentError("the page " + options_.url +
+                                  " set window.pagereel.duration to something that is not a "
+                                  "positive number of seconds");
+    }
+    declared_duration_ = c["d"].get<double>();
+  } else if (c.is_object() && c.contains("d") && c["d"].is_null()) {
+    return InvalidArgumentError("the page " + options_.url +
+                                " set window.pagereel.duration to something that is not a "
+                                "positive number of seconds");
+  }
+  has_seek_ = c.is_object() && c.value("s", false);
   return Status::Ok();
 }
 
@@ -336,6 +356,9 @@ Status Page::StepFrame(int64_t index, EncodedFrame* screenshot) {
 
 Status Page::PreRoll(int64_t index) {
   while (next_frame_ < index) {
+    if (options_.should_stop && options_.should_stop()) {
+      return CancelledError("pre-roll stopped: the render is ending");
+    }
     PR_RETURN_IF_ERROR(StepFrame(next_frame_, nullptr));
     ++next_frame_;
   }

@@ -43,6 +43,9 @@ struct PageOptions {
   // Date.now() at frame 0: fixed, so films do not depend on the day they were made.
   // 2026-01-01T00:00:00Z.
   int64_t epoch_ms = 1'767'225'600'000;
+  // Polled between pre-roll frames; when it returns true, PreRoll stops with kCancelled
+  // (a long pre-roll must not hold up a render that has already failed or been stopped).
+  std::function<bool()> should_stop;
 };
 
 class Page {

@@ -11,8 +11,9 @@ namespace pagereel::cdp {
 
 namespace {
 
-// Large reads keep a multi-megabyte screenshot reply to a handful of syscalls.
-constexpr size_t kReadChunk = 1 << 20;
+// A pipe read returns at most the pipe's buffer (64 KiB on Linux), so a larger chunk buys
+// nothing and would leave every message holding that much spare memory.
+constexpr size_t kReadChunk = 64 << 10;
 
 }  // namespace
 

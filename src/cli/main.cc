@@ -1,11 +1,14 @@
 // The pagereel binary: parses the command line and hands over to the chosen subcommand.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  // A browser that dies while we write to its pipe must give us EPIPE, not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App root{
       "pagereel: turns web pages into frames on a clock.\n"
       "Render deterministic films of a page, and measure the host's frame-clock health.\n"

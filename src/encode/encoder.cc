@@ -276,7 +276,7 @@ class SequenceEncoder final : public Encoder {
   SequenceEncoder(std::string pattern, OutputKind kind, int quality)
       : pattern_(std::move(pattern)), kind_(kind), quality_(quality) {
     // InspectOutputPath checked there is exactly one %[0][width]d field.
-    static const std::regex kField("%(0?)([0-9]*)d");
+    static const std::regex kField("%(0?)([0-9]{0,2})d");
     std::smatch m;
     std::regex_search(pattern_, m, kField);
     prefix_ = m.prefix();
@@ -357,15 +357,15 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
   OutputSpec spec{};
   bool is_pattern = path.find('%') != std::string::npos;
   if (is_pattern) {
-    static const std::regex kField("%0?[0-9]*d");
+    static const std::regex kField("%0?[0-9]{0,2}d");
     std::string name = p.filename().string();
     auto fields = std::distance(std::sregex_iterator(name.begin(), name.end(), kField),
                                 std::sregex_iterator());
     size_t percents = static_cast<size_t>(std::count(path.begin(), path.end(), '%'));
     if (fields != 1 || percents != 1) {
       return InvalidArgumentError("image sequence pattern '" + path +
-                                  "' needs exactly one frame-number field such as %05d in its "
-                                  "file name, e.g. frames/%05d.png");
+                                  "' needs exactly one frame-number field such as %05d (at most "
+                                  "two digits of width) in its file name, e.g. frames/%05d.png");
     }
     if (ext == ".png") {
       spec = {OutputKind::kPngSequence, true};

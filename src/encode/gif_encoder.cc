@@ -75,7 +75,10 @@ class Graph {
   }
 
   Status Push(AVFilterContext* source, AVFrame* frame) {
-    int err = av_buffersrc_add_frame_flags(source, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
+    // PUSH runs the graph now, so palettegen folds each frame into its statistics and lets
+    // it go; without it the frames queue up in the graph until the end.
+    int err = av_buffersrc_add_frame_flags(source, frame,
+                                           AV_BUFFERSRC_FLAG_KEEP_REF | AV_BUFFERSRC_FLAG_PUSH);
     if (err < 0) return AvError("filtering a GIF frame", err);
     return Status::Ok();
   }

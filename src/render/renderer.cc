@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The longest film a page may ask for by itself (24 hours), as for --duration.
+constexpr double kMaxDurationSeconds = 24 * 3600;
+
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // One lane's browser and the page it is rendering.
@@ -37,17 +40,21 @@ int64_t DefaultWindow(const RenderOptions& options) {
   double per_frame = options.page.alpha ? raw * 0.5 : raw * 0.1;
   auto by_memory = static_cast<int64_t>((512.0 * 1024 * 1024) / std::max(per_frame, 1.0));
   int64_t wanted = (options.lanes + 1) * options.slice_frames;
-  return std::max<int64_t>(options.slice_frames, std::min(wanted, by_memory));
+  // The lowest frame always has room, so a window of one still makes progress.
+  return std::max<int64_t>(1, std::min(wanted, by_memory));
 }
 
 class Run {
  public:
   Run(const RenderOptions& options, int64_t frames)
       : options_(options),
+        page_options_(options.page),
         frames_(frames),
         slices_(PlanSlices(frames, options.slice_frames)),
         window_(frames, options.window_frames > 0 ? options.window_frames : DefaultWindow(options),
-                options.cancel) {}
+                options.cancel) {
+    page_options_.should_stop = [this] { return Cancelled() || window_.cancelled(); };
+  }
 
   void Fail(Status status) {
     {
@@ -92,7 +99,7 @@ class Run {
           }
           if (status.ok()) {
             Result<std::unique_ptr<capture::Page>> p =
-                capture::Page::Open(*state.browser, options_.page);
+                capture::Page::Open(*state.browser, page_options_);
             if (p.ok()) state.page = std::move(p).value();
             status = p.status();
             ++loads;
@@ -235,6 +242,7 @@ class Run {
 
  private:
   const RenderOptions& options_;
+  capture::PageOptions page_options_;  // options_.page, plus a stop check for pre-roll.
   const int64_t frames_;
   SliceQueue slices_;
   FrameWindow window_;
@@ -255,6 +263,12 @@ Result<RenderStats> Render(const RenderOptions& options) {
   if (options.frames.has_value()) {
     frames = *options.frames;
   } else if (std::optional<double> d = first.page->declared_duration()) {
+    if (*d > kMaxDurationSeconds) {
+      return InvalidArgumentError("the page sets window.pagereel.duration to " +
+                                  std::to_string(*d) + " s; films are at most " +
+                                  std::to_string(static_cast<int>(kMaxDurationSeconds)) +
+                                  " s (give --duration or --frames to override)");
+    }
     frames = FramesInDuration(*d, options.page.fps);
   } else {
     return InvalidArgumentError(

@@ -51,6 +51,9 @@ expect_failure ready-rejects 1 "data feed unavailable" -- render "$src/tests/pag
 expect_failure ready-never 1 "window.pagereel.ready" -- render "$src/tests/pages/ready-never.html" -o "$o" --frames 3 --timeout 1
 expect_failure navigates-away 1 "navigated away" -- render "$src/tests/pages/navigates-away.html" -o "$o" --frames 30
 expect_failure closes-itself 1 "window.close()" -- render "$src/tests/pages/closes-itself.html" -o "$o" --frames 30
+expect_failure infinite-duration 2 "window.pagereel.duration" -- render "$src/tests/pages/duration-infinite.html" -o "$o"
+expect_failure wide-pattern 2 "at most two digits" -- render "$page" -o "$work/out/f%999999999d.png" --frames 3
+expect_failure huge-rate-fraction 2 "too fine" -- render "$page" -o "$o" --fps 4000000001/4000000000 --frames 3
 expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
 
 # Over HTTP, from a server on loopback: a page renders, a missing one names the status.
