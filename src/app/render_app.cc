@@ -265,7 +265,6 @@ int RunRender(const RenderRequest& request) {
 
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t available = AvailableMemoryBytes();
-  int fit = DefaultLanes(size->first, size->second, cores, available);
   if (request.lanes) {
     if (*request.lanes < 1 || *request.lanes > 64) {
       return fail(InvalidArgumentError("--lanes must be between 1 and 64"));
@@ -279,7 +278,7 @@ int RunRender(const RenderRequest& request) {
     }
     options.lanes = std::min(*request.lanes, by_memory);
   } else {
-    options.lanes = fit;
+    options.lanes = DefaultLanes(size->first, size->second, cores, available);
   }
   options.decode_threads = std::max(1, std::min(cores, 4));
 

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -252,28 +251,27 @@ Status Page::Load() {
   origin_ms_ = virtual_ms_;
   PR_RETURN_IF_ERROR(
       Evaluate("window.__pagereel.setOrigin(" + std::to_string(origin_ms_) + ")").status());
+  // The page judges its own duration, so Infinity, NaN and strings never reach JSON.
   PR_ASSIGN_OR_RETURN(
       cdp::Message contract,
-      Evaluate("JSON.stringify({d: (window.pagereel && Number(window.pagereel.duration)) || 0,"
-               " s: !!(window.pagereel && typeof window.pagereel.seek === 'function')})"));
+      Evaluate("(() => { const p = window.pagereel || {};"
+               " const given = p.duration !== undefined && p.duration !== null;"
+               " const d = Number(p.duration);"
+               " return JSON.stringify({given, ok: Number.isFinite(d) && d > 0, d: given && "
+               "Number.isFinite(d) ? d : 0, seek: typeof p.seek === 'function'}); })()"));
   PR_ASSIGN_OR_RETURN(std::string contract_text,
                       cdp::GetString(contract, {"result", "result", "value"}));
   json c = json::parse(contract_text, nullptr, false);
-  // A duration that is not a finite positive number (Infinity arrives as null) is the
-  // page's mistake: report it rather than guess.
-  if (c.is_object() && c.contains("d") && !c["d"].is_null() && c["d"] != 0) {
-    if (!c["d"].is_number() || !std::isfinite(c["d"].get<double>()) || c["d"].get<double>() < 0) {
+  if (!c.is_object()) return InternalError("could not read window.pagereel from the page");
+  if (c.value("given", false)) {
+    if (!c.value("ok", false)) {
       return InvalidArgumentError("the page " + options_.url +
                                   " set window.pagereel.duration to something that is not a "
                                   "positive number of seconds");
     }
-    declared_duration_ = c["d"].get<double>();
-  } else if (c.is_object() && c.contains("d") && c["d"].is_null()) {
-    return InvalidArgumentError("the page " + options_.url +
-                                " set window.pagereel.duration to something that is not a "
-                                "positive number of seconds");
+    declared_duration_ = c.value("d", 0.0);
   }
-  has_seek_ = c.is_object() && c.value("s", false);
+  has_seek_ = c.value("seek", false);
   return Status::Ok();
 }
 

@@ -138,7 +138,8 @@ TEST_F(PageTest, ClosingItselfStopsTheFilm) {
 }
 
 TEST_F(PageTest, AlphaFramesAreTransparentPng) {
-  PageOptions options = Options("ready-never.html");  // A page with no background of its own.
+  // A page with no background of its own: the transparent default shows through.
+  PageOptions options = Options("unused");
   options.url = "data:text/html,<body style='margin:0'><div style='width:10px;height:10px;background:rgba(0,0,255,.5)'>";
   options.alpha = true;
   Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);

@@ -5,6 +5,7 @@ extern "C" {
 }
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace pagereel::encode {
@@ -35,6 +36,15 @@ Status RenameIntoPlace(const fs::path& from, const fs::path& to) {
   fs::rename(from, to, ec);
   if (ec) return IoError("moving " + from.string() + " to " + to.string() + ": " + ec.message());
   return Status::Ok();
+}
+
+std::vector<uint8_t> PackRgba(const uint8_t* data, int width, int height, int stride) {
+  const size_t row = static_cast<size_t>(width) * 4;
+  std::vector<uint8_t> packed(row * static_cast<size_t>(height));
+  for (int y = 0; y < height; ++y) {
+    std::copy_n(data + static_cast<size_t>(y) * stride, row, packed.data() + y * row);
+  }
+  return packed;
 }
 
 void FormatContextFree::operator()(AVFormatContext* f) const {

@@ -15,6 +15,7 @@ extern "C" {
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -27,6 +28,9 @@ Status AvError(std::string_view context, int err);
 std::filesystem::path PartialPath(const std::filesystem::path& target);
 
 Status RenameIntoPlace(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// The frame's rows without padding between them (a copy, even when already packed).
+std::vector<uint8_t> PackRgba(const uint8_t* data, int width, int height, int stride);
 
 struct CodecContextFree {
   void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }

@@ -4,9 +4,7 @@
 #include "encode/gif_encoder.h"
 
 extern "C" {
-#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
-#include <libavutil/opt.h>
 }
 #include <spng.h>
 #include <turbojpeg.h>
@@ -58,6 +56,13 @@ Status CheckFolder(const fs::path& file) {
     return ErrnoError("cannot write to output folder '" + folder.string() + "'", errno);
   }
   return Status::Ok();
+}
+
+// The frame-number field of a sequence pattern: %d, %5d or %05d (two digits of width at
+// most), with the zero flag and the width captured.
+const std::regex& FrameNumberField() {
+  static const std::regex field("%(0?)([0-9]{0,2})d");
+  return field;
 }
 
 int CrfForQuality(int quality) {
@@ -218,10 +223,7 @@ Status EncodePng(const RgbaView& view, std::vector<uint8_t>* out) {
   const uint8_t* data = view.data;
   size_t row = static_cast<size_t>(view.width) * 4;
   if (static_cast<size_t>(view.stride) != row) {
-    packed.resize(row * view.height);
-    for (int y = 0; y < view.height; ++y) {
-      std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row, packed.data() + y * row);
-    }
+    packed = PackRgba(view.data, view.width, view.height, view.stride);
     data = packed.data();
   }
   int err = spng_encode_image(ctx.get(), data, row * view.height, SPNG_FMT_PNG,
@@ -276,9 +278,8 @@ class SequenceEncoder final : public Encoder {
   SequenceEncoder(std::string pattern, OutputKind kind, int quality)
       : pattern_(std::move(pattern)), kind_(kind), quality_(quality) {
     // InspectOutputPath checked there is exactly one %[0][width]d field.
-    static const std::regex kField("%(0?)([0-9]{0,2})d");
     std::smatch m;
-    std::regex_search(pattern_, m, kField);
+    std::regex_search(pattern_, m, FrameNumberField());
     prefix_ = m.prefix();
     suffix_ = m.suffix();
     zero_pad_ = m[1].length() > 0;
@@ -357,9 +358,8 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
   OutputSpec spec{};
   bool is_pattern = path.find('%') != std::string::npos;
   if (is_pattern) {
-    static const std::regex kField("%0?[0-9]{0,2}d");
     std::string name = p.filename().string();
-    auto fields = std::distance(std::sregex_iterator(name.begin(), name.end(), kField),
+    auto fields = std::distance(std::sregex_iterator(name.begin(), name.end(), FrameNumberField()),
                                 std::sregex_iterator());
     size_t percents = static_cast<size_t>(std::count(path.begin(), path.end(), '%'));
     if (fields != 1 || percents != 1) {

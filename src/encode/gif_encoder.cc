@@ -4,7 +4,6 @@ extern "C" {
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
-#include <libavutil/opt.h>
 }
 
 #include <cerrno>
@@ -117,12 +116,7 @@ class RgbaCopier final : public Converter {
       return InternalError("frame size does not match the GIF");
     }
     auto out = std::make_unique<RgbaCopy>();
-    const size_t row = static_cast<size_t>(view.width) * 4;
-    out->rgba.resize(row * static_cast<size_t>(view.height));
-    for (int y = 0; y < view.height; ++y) {
-      std::copy_n(view.data + static_cast<size_t>(y) * view.stride, row,
-                  out->rgba.data() + static_cast<size_t>(y) * row);
-    }
+    out->rgba = PackRgba(view.data, view.width, view.height, view.stride);
     return std::unique_ptr<PreparedFrame>(std::move(out));
   }
 
