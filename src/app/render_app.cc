@@ -140,15 +140,57 @@ int ExitCodeFor(const Status& status) {
   return 1;
 }
 
+// The modules' messages say what went wrong; the command line's words for what to do
+// about it are added here.
+std::string WithFlagHints(const Status& status) {
+  std::string text(status.message());
+  if (status.code() == StatusCode::kDeadlineExceeded) {
+    text += "; if the page is only slow, raise --timeout";
+  } else if (text.find("reported an error") != std::string::npos) {
+    text += " (--strict stops a render on page errors)";
+  }
+  return text;
+}
+
 int Fail(const Status& status, ProgressStyle style) {
+  std::string text = WithFlagHints(status);
   if (style == ProgressStyle::kJson) {
     nlohmann::json event = {{"event", "error"},
                             {"code", std::string(StatusCodeName(status.code()))},
-                            {"message", std::string(status.message())}};
+                            {"message", text}};
     std::fprintf(stderr, "%s\n", event.dump().c_str());
   }
-  std::fprintf(stderr, "pagereel render: %s\n", std::string(status.message()).c_str());
+  std::fprintf(stderr, "pagereel render: %s\n", text.c_str());
   return ExitCodeFor(status);
+}
+
+std::string Describe(const capture::PageMessage& m) {
+  const char* kind = m.kind == capture::PageMessage::Kind::kException  ? "uncaught exception"
+                     : m.kind == capture::PageMessage::Kind::kLoadError ? "failed load"
+                                                                         : "console error";
+  std::string where = m.frame < 0 ? "while loading" : "frame " + std::to_string(m.frame);
+  return std::string(kind) + ", " + where + ": " + m.text + (m.source.empty() ? "" : " (" + m.source + ")");
+}
+
+nlohmann::json MessagesJson(const render::RenderStats& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const capture::PageMessage& m : s.page_messages) out.push_back(Describe(m));
+  return out;
+}
+
+// Errors the page reported: a render that "worked" on a broken page should say so.
+void PrintPageMessages(const render::RenderStats& s) {
+  if (s.page_message_count == 0) return;
+  std::fprintf(stderr, "  the page reported %lld error%s (--strict makes them fatal):\n",
+               static_cast<long long>(s.page_message_count), s.page_message_count == 1 ? "" : "s");
+  for (const capture::PageMessage& m : s.page_messages) {
+    std::fprintf(stderr, "    %s\n", Describe(m).c_str());
+  }
+  if (s.page_message_count > static_cast<int64_t>(s.page_messages.size())) {
+    std::fprintf(stderr, "    ... and %lld more\n",
+                 static_cast<long long>(s.page_message_count -
+                                        static_cast<int64_t>(s.page_messages.size())));
+  }
 }
 
 }  // namespace
@@ -261,7 +303,9 @@ int RunRender(const RenderRequest& request) {
   options.encoder.quality = request.quality;
   options.launch.binary = request.browser;
   options.slice_frames = request.slice_frames;
-  options.preroll = request.jump_preroll ? render::PreRoll::kJump : render::PreRoll::kExact;
+  options.strict = request.strict;
+  options.page.timezone = request.timezone;
+  options.page.locale = request.locale;
 
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int64_t available = AvailableMemoryBytes();
@@ -326,6 +370,8 @@ int RunRender(const RenderRequest& request) {
                             {"preroll_frames", s.preroll_frames},
                             {"preroll_s", s.preroll_seconds},
                             {"retries", s.retries},
+                            {"page_errors", s.page_message_count},
+                            {"page_error_examples", MessagesJson(s)},
                             {"peak_rss_self_bytes", memory.peak_self_bytes()},
                             {"peak_rss_browsers_bytes", memory.peak_browsers_bytes()}};
     std::fprintf(stderr, "%s\n", event.dump().c_str());
@@ -340,13 +386,8 @@ int RunRender(const RenderRequest& request) {
                  static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
                  Mib(memory.peak_self_bytes()).c_str(), Mib(memory.peak_browsers_bytes()).c_str());
   }
-  if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone &&
-      options.preroll == render::PreRoll::kExact &&
-      s.preroll_seconds > 0.5 * (s.browser_seconds - s.preroll_seconds)) {
-    std::fprintf(stderr,
-                 "  note: pre-roll took %.0f%% of the browsers' time; if the page computes each "
-                 "frame from its time alone, --preroll jump skips that work\n",
-                 100.0 * s.preroll_seconds / std::max(s.browser_seconds, 1e-9));
+  if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
+    PrintPageMessages(s);
   }
   std::printf("%s\n", s.output.c_str());
   return 0;

@@ -28,7 +28,9 @@ struct RenderRequest {
   ProgressStyle progress = ProgressStyle::kAuto;
   std::string browser;  // Empty: the default chrome-headless-shell.
   int64_t slice_frames = 60;
-  bool jump_preroll = false;  // --preroll jump.
+  std::string timezone = "UTC";
+  std::string locale = "en-US";
+  bool strict = false;     // Page errors fail the render.
 };
 
 // Runs the render and returns the process exit code: 0 done, 1 the render failed,

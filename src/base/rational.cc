@@ -96,8 +96,17 @@ std::chrono::microseconds FrameTime(int64_t index, Rational rate) {
 }
 
 int64_t FrameTimeMillis(int64_t index, Rational rate) {
+  if (index <= 0) return 0;
+  // index * 1000 / fps as numer / denom, with fps the rate pages are assumed to use.
   Int128 numer = static_cast<Int128>(index) * rate.den * 1000;
-  return static_cast<int64_t>((2 * numer + rate.num) / (2 * static_cast<Int128>(rate.num)));
+  Int128 denom = rate.num;
+  if (rate.den == 1001 && rate.num % 1000 == 0) {
+    // 30000/1001 is written 29.97, that is (num / 1000) * 999 / 1000.
+    numer = static_cast<Int128>(index) * 1'000'000'000;
+    denom = static_cast<Int128>(rate.num) * 999;
+  }
+  if (rate.den * 1000 <= rate.num) return static_cast<int64_t>((numer + denom - 1) / denom);
+  return static_cast<int64_t>(numer / denom + 1);
 }
 
 int64_t FramesInDuration(double seconds, Rational rate) {

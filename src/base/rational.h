@@ -38,8 +38,14 @@ Result<Rational> ParseFrameRate(std::string_view text);
 // Exact for any film shorter than a few thousand years.
 std::chrono::microseconds FrameTime(int64_t index, Rational rate);
 
-// Time of frame `index` at `rate` in whole milliseconds, rounded to nearest (the
-// resolution pagereel presents time to pages at).
+// The time pages read at frame `index`, in whole milliseconds (the resolution pagereel
+// presents time to pages at): 0 for frame 0, then the first whole millisecond after the
+// frame's exact time, so a page that counts frames as floor(t * fps / 1000), or adds up
+// per-frame steps of delta * fps / 1000 (lottie-web), lands on `index` exactly, clear of
+// floating-point noise. For the 1001 rates, pages are assumed to write the rate as the
+// usual decimal (29.97): the time is taken after the frame's exact time at that rate,
+// which also serves pages that use the fraction (for films shorter than 9 hours).
+// Rates of 1000 fps leave no room: there the time is rounded up.
 int64_t FrameTimeMillis(int64_t index, Rational rate);
 
 // Number of whole frames that start before `seconds` (a decimal such as "2.5"): the frame

@@ -65,9 +65,23 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
       "--font-render-hinting=none",
   };
   if (options.frame_control == FrameControl::kBeginFrame) {
+    // The switches Chromium's own headless rendering tests use with begin-frame control.
+    // Each removes a way for a frame to depend on timing or on the frames drawn before it:
+    // with threaded animation, CSS and Web Animations started during frames run without
+    // display updates get no start time until a frame is drawn, and compositor-side
+    // animation can draw a frame without the page's animation frame; checker-imaging
+    // rasters large images later, after they decode; image-animation resync restarts GIFs.
     args.push_back("--run-all-compositor-stages-before-draw");
     args.push_back("--enable-begin-frame-control");
+    args.push_back("--disable-threaded-animation");
+    args.push_back("--disable-checker-imaging");
+    args.push_back("--disable-image-animation-resync");
+    args.push_back("--disable-new-content-rendering-timeout");
   }
+  // Frames of other sites stay in the page's renderer process, where its virtual time,
+  // time zone and injected script apply (each of them is per process).
+  args.push_back("--disable-site-isolation-trials");
+  args.push_back("--disable-features=IsolateOrigins,site-per-process");
   for (const auto& extra : options.extra_args) args.push_back(extra);
   args.push_back("about:blank");
   return args;

@@ -2,7 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "capture/page_script.h"
@@ -15,34 +20,144 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Virtual time granted per step while waiting for fonts and window.pagereel.ready.
-constexpr int64_t kReadyStepMs = 10;
+// Virtual time at which the page loads: a fence just past 0 that holds the clock still.
+// The page's documents take their time origin here.
+constexpr int64_t kLoadUs = 1;
+// Page time granted per step while the page waits on its own timers to become ready.
+constexpr int64_t kReadyStepUs = 10'000;
+// Frames are drawn this far past a whole millisecond after kLoadUs. Timers the page set
+// while it loaded then never fall due at the very instant a frame ends, and Date.now()
+// (which floors virtual time to the ms) still reads the frame's whole-ms time. Every
+// instant pagereel gives the page (frames, steps) stays a multiple of 100 us from the
+// documents' time origins: Chromium coarsens animation and timeline times to 100 us with
+// a random jitter, so a time between two multiples would round either way from run to run.
+constexpr int64_t kFramePhaseUs = 500;
+// No two animation frames are further apart than this in page time: animation libraries
+// read longer gaps as a stalled tab and skip them (GSAP's lag smoothing starts at 500 ms,
+// d3-timer's at 1000 ms), so slow films get extra animation frames between theirs.
+constexpr int64_t kMaxTickGapMs = 300;
 // Tries for one frame's screenshot. The first beginFrame after a load comes back without
 // screenshotData about half the time ("Readback from surface failed"); repeating the same
 // frameTimeTicks fixed every case within 2-4 tries in DESIGN.md's probes.
 constexpr int kScreenshotTries = 10;
+// How long a frame's report from the page may trail the browser's reply to beginFrame.
+constexpr std::chrono::milliseconds kReportWait{2'000};
+// Messages kept for the summary; the rest are counted.
+constexpr size_t kMaxMessages = 100;
 
 std::string Dump(const json& j) { return j.dump(); }
+
+// Milliseconds as Chromium wants them, from exact microseconds: Chromium truncates
+// ms * 1000 to whole microseconds, so 0.4 us keeps the result on `us`.
+double Millis(int64_t us) { return (static_cast<double>(us) + 0.4) / 1000.0; }
+
+std::string Seconds(std::chrono::milliseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
 
 }  // namespace
 
 struct Page::Shared {
   std::mutex mu;
-  std::string main_frame_id;   // Guarded by mu.
-  std::string navigated_to;    // Guarded by mu. Set when the main frame leaves our URL.
-  bool detached = false;       // Guarded by mu. The target closed or crashed.
-  bool renderer_crashed = false;  // Guarded by mu.
-  std::string detach_reason;   // Guarded by mu.
+  std::condition_variable cv;
+  std::string main_frame_id;       // Guarded by mu.
+  std::string navigated_to;        // Guarded by mu. Set when the main frame leaves our URL.
+  bool detached = false;           // Guarded by mu. The target closed or crashed.
+  bool renderer_crashed = false;   // Guarded by mu.
+  std::string detach_reason;       // Guarded by mu.
+  bool leaving = false;            // Guarded by mu. The top document began to unload.
+  std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
+  std::set<int64_t> contexts;      // Guarded by mu. Main worlds of the page's documents.
+  int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
+  int64_t last_report_ms = -1;     // Guarded by mu. ...and the film time of the last one.
+  int64_t frame = -1;              // Guarded by mu. The frame being made (for messages).
+  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages;  // Guarded by mu.
+  int64_t messages_dropped = 0;    // Guarded by mu.
+
+  void OnEvent(const cdp::Event& e);
 };
+
+void Page::Shared::OnEvent(const cdp::Event& e) {
+  const cdp::Message& m = *e.message;
+  const std::string& method = e.method;
+  std::lock_guard lock(mu);
+  if (method == "Runtime.bindingCalled") {
+    Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
+    if (!payload.ok()) return;
+    if (payload->rfind("frame:", 0) == 0) {
+      ++reports;
+      last_report_ms = std::atoll(payload->c_str() + 6);
+      cv.notify_all();
+    } else if (*payload == "close") {
+      detached = true;
+      detach_reason = "it called window.close()";
+    } else if (*payload == "leaving") {
+      leaving = true;
+      cv.notify_all();
+    }
+  } else if (method == "Network.requestWillBeSent") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
+    if (id.ok()) requests[*id] = url.ok() ? *url : "?";
+  } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    if (id.ok()) requests.erase(*id);
+    cv.notify_all();
+  } else if (method == "Runtime.executionContextCreated") {
+    Result<bool> is_default = cdp::GetBool(m, {"params", "context", "auxData", "isDefault"});
+    Result<double> id = cdp::GetNumber(m, {"params", "context", "id"});
+    if (id.ok() && is_default.ok() && *is_default) contexts.insert(static_cast<int64_t>(*id));
+  } else if (method == "Runtime.executionContextDestroyed") {
+    Result<double> id = cdp::GetNumber(m, {"params", "executionContextId"});
+    if (id.ok()) contexts.erase(static_cast<int64_t>(*id));
+  } else if (method == "Runtime.executionContextsCleared") {
+    contexts.clear();
+  } else if (method == "Page.frameNavigated") {
+    Result<std::string> frame_id = cdp::GetString(m, {"params", "frame", "id"});
+    Result<std::string> url = cdp::GetString(m, {"params", "frame", "url"});
+    if (!frame_id.ok() || cdp::Has(m, {"params", "frame", "parentId"})) return;
+    if (main_frame_id.empty()) return;  // Still loading our own URL.
+    if (*frame_id == main_frame_id) navigated_to = url.ok() ? *url : "?";
+  } else if (method == "Inspector.targetCrashed") {
+    detached = true;
+    renderer_crashed = true;
+    detach_reason = "its renderer crashed";
+  } else if (method == "Runtime.exceptionThrown" || method == "Runtime.consoleAPICalled" ||
+             method == "Log.entryAdded") {
+    if (method == "Runtime.consoleAPICalled") {
+      Result<std::string> type = cdp::GetString(m, {"params", "type"});
+      if (!type.ok() || (*type != "error" && *type != "assert")) return;
+    }
+    if (method == "Log.entryAdded") {
+      Result<std::string> level = cdp::GetString(m, {"params", "entry", "level"});
+      if (!level.ok() || *level != "error") return;
+    }
+    if (messages.size() < kMaxMessages) {
+      messages.emplace_back(frame, e.message);
+    } else {
+      ++messages_dropped;
+    }
+  }
+}
+
+std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
+  json config = {{"epoch", options_.epoch_ms},
+                 {"shift", shift_ms ? json(*shift_ms) : json(nullptr)},
+                 {"deviceMemory", options_.device_memory_gb}};
+  std::string script = kPageScript;
+  script.replace(script.find(kPageScriptConfig), std::string_view(kPageScriptConfig).size(),
+                 config.dump());
+  return script;
+}
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), shared_(std::make_shared<Shared>()) {}
 
 Page::~Page() {
   cdp::Client& client = browser_.client();
-  client.Unsubscribe(subscription_);
-  client.Unsubscribe(detach_subscription_);
-  client.Unsubscribe(signal_subscription_);
+  for (uint64_t id : subscriptions_) client.Unsubscribe(id);
   if (client.connection_status().ok()) {
     // Best effort: the browser may already be gone, and nothing waits on these.
     constexpr std::chrono::milliseconds kCloseTimeout{5'000};
@@ -61,6 +176,11 @@ Page::~Page() {
   }
 }
 
+std::string Page::Where() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->frame < 0 ? "while it loaded" : "at frame " + std::to_string(shared_->frame);
+}
+
 Result<cdp::Message> Page::Call(std::string_view method, std::string_view params) {
   Result<cdp::Message> reply =
       browser_.client().Call(method, params, session_id_, options_.timeout);
@@ -69,6 +189,13 @@ Result<cdp::Message> Page::Call(std::string_view method, std::string_view params
     if (reply.status().code() == StatusCode::kUnavailable) {
       return UnavailableError("the browser went away during " + std::string(method) + ": " +
                               browser_.ExitDescription());
+    }
+    if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+      // The page's main thread answers every call; one that does not answer is running
+      // a script that does not end.
+      return DeadlineExceededError("the page " + options_.url + " stopped responding " + Where() +
+                                   ": its script was busy for " + Seconds(options_.timeout) +
+                                   " without a pause (an endless loop?)");
     }
   }
   return reply;
@@ -109,11 +236,17 @@ Status Page::CheckStillOurs() const {
 
 Result<std::unique_ptr<Page>> Page::Open(browser::Browser& browser, const PageOptions& options) {
   std::unique_ptr<Page> page(new Page(browser, options));
+  PR_RETURN_IF_ERROR(page->CreateTarget());
+  page->Subscribe();
+  PR_RETURN_IF_ERROR(page->Emulate());
   PR_RETURN_IF_ERROR(page->Load());
+  PR_RETURN_IF_ERROR(page->WaitUntilReady());
+  PR_RETURN_IF_ERROR(page->Start());
+  PR_RETURN_IF_ERROR(page->ReadContract());
   return page;
 }
 
-Status Page::Load() {
+Status Page::CreateTarget() {
   cdp::Client& client = browser_.client();
   // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
   PR_ASSIGN_OR_RETURN(cdp::Message context, client.Call("Target.createBrowserContext"));
@@ -130,21 +263,18 @@ Status Page::Load() {
                       client.Call("Target.attachToTarget",
                                   Dump({{"targetId", target_id_}, {"flatten", true}})));
   PR_ASSIGN_OR_RETURN(session_id_, cdp::GetString(attached, {"result", "sessionId"}));
+  return Status::Ok();
+}
 
-  // Navigation away and closing are noticed on the reader thread, reported at the next step.
+void Page::Subscribe() {
+  cdp::Client& client = browser_.client();
   std::weak_ptr<Shared> weak = shared_;
-  subscription_ = client.Subscribe("Page.frameNavigated", session_id_, [weak](const cdp::Event& e) {
-    auto shared = weak.lock();
-    if (!shared) return;
-    Result<std::string> frame_id = cdp::GetString(*e.message, {"params", "frame", "id"});
-    Result<std::string> url = cdp::GetString(*e.message, {"params", "frame", "url"});
-    if (!frame_id.ok() || cdp::Has(*e.message, {"params", "frame", "parentId"})) return;
-    std::lock_guard lock(shared->mu);
-    if (shared->main_frame_id.empty()) return;  // Still loading our own URL.
-    if (*frame_id == shared->main_frame_id) shared->navigated_to = url.ok() ? *url : "?";
-  });
+  // Everything the page's session says goes through one handler, on the reader thread.
+  subscriptions_.push_back(client.Subscribe("", session_id_, [weak](const cdp::Event& e) {
+    if (auto shared = weak.lock()) shared->OnEvent(e);
+  }));
   std::string target_id = target_id_;
-  detach_subscription_ =
+  subscriptions_.push_back(
       client.Subscribe("Target.detachedFromTarget", "", [weak, target_id](const cdp::Event& e) {
         auto shared = weak.lock();
         if (!shared) return;
@@ -153,28 +283,25 @@ Status Page::Load() {
         std::lock_guard lock(shared->mu);
         shared->detached = true;
         shared->detach_reason = "its target was detached";
-      });
+      }));
+}
 
-  // window.close() and a crashed renderer end the film too: the page script reports a
-  // close through a binding, and the browser reports a crash.
-  signal_subscription_ =
-      client.Subscribe("", session_id_, [weak](const cdp::Event& e) {
-        if (e.method != "Runtime.bindingCalled" && e.method != "Inspector.targetCrashed") return;
-        auto shared = weak.lock();
-        if (!shared) return;
-        std::lock_guard lock(shared->mu);
-        shared->detached = true;
-        shared->renderer_crashed = e.method == "Inspector.targetCrashed";
-        shared->detach_reason = e.method == "Inspector.targetCrashed"
-                                    ? "its renderer crashed"
-                                    : "it called window.close()";
-      });
-  PR_RETURN_IF_ERROR(Call("Runtime.enable").status());  // Delivers Runtime.bindingCalled.
+Status Page::Emulate() {
+  // Browser.getVersion's user agent, so that overriding the language keeps the real one.
+  PR_ASSIGN_OR_RETURN(cdp::Message version, browser_.client().Call("Browser.getVersion"));
+  PR_ASSIGN_OR_RETURN(std::string user_agent, cdp::GetString(version, {"result", "userAgent"}));
+
+  PR_RETURN_IF_ERROR(Call("Runtime.enable").status());  // Contexts, bindings, exceptions.
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", Dump({{"name", "__pagereelSignal"}})).status());
   PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
   PR_RETURN_IF_ERROR(Call("Page.enable").status());
+  PR_RETURN_IF_ERROR(Call("Log.enable").status());
   PR_RETURN_IF_ERROR(
-      Call("Page.addScriptToEvaluateOnNewDocument", Dump({{"source", kPageScript}})).status());
+      Call("Network.enable", Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
+          .status());
+  PR_RETURN_IF_ERROR(Call("Page.addScriptToEvaluateOnNewDocument",
+                          Dump({{"source", PageScript(std::nullopt)}}))
+                         .status());
   PR_RETURN_IF_ERROR(Call("Emulation.setFocusEmulationEnabled", Dump({{"enabled", true}})).status());
   PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
                           Dump({{"width", options_.width},
@@ -182,30 +309,69 @@ Status Page::Load() {
                                 {"deviceScaleFactor", 1},
                                 {"mobile", false}}))
                          .status());
+  if (Status s = Call("Emulation.setTimezoneOverride", Dump({{"timezoneId", options_.timezone}}))
+                     .status();
+      !s.ok()) {
+    return InvalidArgumentError("unknown time zone '" + options_.timezone +
+                                "': name an IANA zone such as UTC, Europe/Berlin or "
+                                "America/New_York (" + std::string(s.message()) + ")");
+  }
+  if (Status s = Call("Emulation.setLocaleOverride", Dump({{"locale", options_.locale}})).status();
+      !s.ok()) {
+    return InvalidArgumentError("unknown locale '" + options_.locale +
+                                "': name a BCP 47 locale such as en-US, de-DE or ja-JP (" +
+                                std::string(s.message()) + ")");
+  }
+  PR_RETURN_IF_ERROR(Call("Emulation.setUserAgentOverride",
+                          Dump({{"userAgent", user_agent}, {"acceptLanguage", options_.locale}}))
+                         .status());
+  PR_RETURN_IF_ERROR(Call("Emulation.setHardwareConcurrencyOverride",
+                          Dump({{"hardwareConcurrency", options_.hardware_concurrency}}))
+                         .status());
   if (options_.alpha) {
     PR_RETURN_IF_ERROR(Call("Emulation.setDefaultBackgroundColorOverride",
                             Dump({{"color", {{"r", 0}, {"g", 0}, {"b", 0}, {"a", 0}}}}))
                            .status());
   }
+  return Status::Ok();
+}
+
+Status Page::Load() {
+  // Virtual time starts paused at the epoch. A 1 us budget then leaves a fence at 1 us that
+  // the budget-less policy keeps: the page loads entirely at virtual time 0, its timers do
+  // not run, and files that arrive in a different order cannot move its clocks (Chromium
+  // adds 10 ms of virtual time per file otherwise, more when loads do not overlap).
+  // Navigating under this policy rather than under `pause` also matters: documents that
+  // commit while virtual time is paused wait for a budget that would move the fence.
   PR_ASSIGN_OR_RETURN(
       cdp::Message policy,
       Call("Emulation.setVirtualTimePolicy",
            Dump({{"policy", "pause"},
                  {"initialVirtualTime", static_cast<double>(options_.epoch_ms) / 1000.0}})));
-  PR_ASSIGN_OR_RETURN(ticks_base_ms_, cdp::GetNumber(policy, {"result", "virtualTimeTicksBase"}));
+  PR_ASSIGN_OR_RETURN(double base_ms, cdp::GetNumber(policy, {"result", "virtualTimeTicksBase"}));
+  ticks_base_us_ = std::llround(base_ms * 1000.0);
+  PR_RETURN_IF_ERROR(AdvanceTo(kLoadUs));
+  PR_RETURN_IF_ERROR(
+      Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
+          .status());
 
-  // Navigate, and let the page load in one millisecond of virtual time (network fetches
-  // do not consume virtual time: the policy pauses it while they are pending).
-  cdp::EventWaiter loaded = client.Expect("Page.loadEventFired", session_id_);
+  cdp::EventWaiter loaded = browser_.client().Expect("Page.loadEventFired", session_id_);
   PR_ASSIGN_OR_RETURN(cdp::Message nav, Call("Page.navigate", Dump({{"url", options_.url}})));
   if (Result<std::string> error = cdp::GetString(nav, {"result", "errorText"}); error.ok()) {
     return UnavailableError("could not load " + options_.url + ": " + *error);
   }
-  PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(1));
   PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
+    std::string waiting;
+    {
+      std::lock_guard lock(shared_->mu);
+      if (!shared_->requests.empty()) {
+        waiting = "; still waiting for " + std::to_string(shared_->requests.size()) +
+                  " file(s), such as " + shared_->requests.begin()->second;
+      }
+    }
     return DeadlineExceededError("the page " + options_.url + " did not finish loading within " +
-                                 std::to_string(options_.timeout.count() / 1000) +
-                                 " s (its load event never fired); raise --timeout if it is slow");
+                                 Seconds(options_.timeout) + " (its load event never fired" +
+                                 waiting + ")");
   }));
   if (Result<std::string> frame_id = cdp::GetString(nav, {"result", "frameId"}); frame_id.ok()) {
     std::lock_guard lock(shared_->mu);
@@ -221,12 +387,25 @@ Status Page::Load() {
     return UnavailableError("could not load " + options_.url + ": the server answered HTTP " +
                             std::to_string(static_cast<int>(*code)));
   }
+  return Status::Ok();
+}
 
-  // Wait for fonts and window.pagereel.ready, granting virtual time in small steps so
-  // timers the page waits on can fire.
+Status Page::WaitUntilReady() {
+  // Fonts and window.pagereel.ready. Page time passes only when nothing is in flight: the
+  // page may be waiting on its own timers then, and granting time while a file is still
+  // on its way would let the order of arrival decide what happens when.
   Clock::time_point deadline = Clock::now() + options_.timeout;
+  const int64_t max_wait_us = static_cast<int64_t>(options_.timeout.count()) * 1000;
+  int64_t waited_us = 0;
   for (;;) {
-    PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()"));
+    std::string in_flight;
+    {
+      std::unique_lock lock(shared_->mu);
+      shared_->cv.wait_until(lock, deadline, [&] { return shared_->requests.empty(); });
+      if (!shared_->requests.empty()) in_flight = shared_->requests.begin()->second;
+    }
+    PR_RETURN_IF_ERROR(CheckStillOurs());
+    PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()", true));
     PR_ASSIGN_OR_RETURN(std::string text, cdp::GetString(reply, {"result", "result", "value"}));
     json state = json::parse(text, nullptr, /*allow_exceptions=*/false);
     std::string ready = state.value("ready", "none");
@@ -236,21 +415,48 @@ Status Page::Load() {
                                      state.value("error", std::string()));
     }
     bool fonts = state.value("fonts", false);
-    if (fonts && ready != "pending") break;
-    if (Clock::now() > deadline) {
-      std::string waiting = !fonts ? "its fonts (document.fonts.ready)"
-                                   : "window.pagereel.ready to resolve";
+    if (fonts && ready != "pending") return Status::Ok();
+    if (Clock::now() > deadline || waited_us >= max_wait_us) {
+      std::string waiting = !in_flight.empty() ? "a file to arrive (" + in_flight + ")"
+                            : !fonts           ? "its fonts (document.fonts.ready)"
+                                               : "window.pagereel.ready to resolve";
       return DeadlineExceededError("the page " + options_.url + " was not ready within " +
-                                   std::to_string(options_.timeout.count() / 1000) +
-                                   " s: still waiting for " + waiting +
-                                   "; fix the page or raise --timeout");
+                                   Seconds(options_.timeout) + ": still waiting for " + waiting);
     }
-    PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(virtual_ms_ + kReadyStepMs));
+    if (!in_flight.empty()) continue;
+    PR_RETURN_IF_ERROR(AdvanceTo(virtual_us_ + kReadyStepUs));
+    waited_us += kReadyStepUs;
   }
+}
 
-  origin_ms_ = virtual_ms_;
+Status Page::Start() {
+  // Frame 0 is drawn half a millisecond past the whole millisecond the page got ready at.
+  const int64_t shift_ms = (virtual_us_ - kLoadUs) / 1000;
+  origin_us_ = kLoadUs + shift_ms * 1000 + kFramePhaseUs;
+  PR_RETURN_IF_ERROR(AdvanceTo(origin_us_));
+
+  // Every document there is learns frame 0's time; documents made later get it with the
+  // script. (Each runs on its own clock until then, standing at 0.)
+  std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
+  std::set<int64_t> contexts;
+  {
+    std::lock_guard lock(shared_->mu);
+    contexts = shared_->contexts;
+    shared_->frame = 0;
+  }
+  for (int64_t context : contexts) {
+    // A context may have gone meanwhile; that is fine.
+    Call("Runtime.evaluate", Dump({{"expression", start}, {"contextId", context}}))
+        .status()
+        .IgnoreError();
+  }
   PR_RETURN_IF_ERROR(
-      Evaluate("window.__pagereel.setOrigin(" + std::to_string(origin_ms_) + ")").status());
+      Call("Page.addScriptToEvaluateOnNewDocument", Dump({{"source", PageScript(shift_ms)}}))
+          .status());
+  return Status::Ok();
+}
+
+Status Page::ReadContract() {
   // The page judges its own duration, so Infinity, NaN and strings never reach JSON.
   PR_ASSIGN_OR_RETURN(
       cdp::Message contract,
@@ -294,62 +500,134 @@ Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on
   }
 }
 
-Status Page::AdvanceVirtualTimeTo(int64_t virtual_ms) {
-  if (virtual_ms <= virtual_ms_) return Status::Ok();
+Status Page::AdvanceTo(int64_t virtual_us) {
+  if (virtual_us <= virtual_us_) return Status::Ok();
   cdp::EventWaiter expired =
       browser_.client().Expect("Emulation.virtualTimeBudgetExpired", session_id_);
   PR_RETURN_IF_ERROR(Call("Emulation.setVirtualTimePolicy",
                           Dump({{"policy", "pauseIfNetworkFetchesPending"},
-                                {"budget", static_cast<double>(virtual_ms - virtual_ms_)}}))
+                                {"budget", Millis(virtual_us - virtual_us_)}}))
                          .status());
   PR_RETURN_IF_ERROR(WaitFor(expired, [&] {
-    return DeadlineExceededError(
-        "the page " + options_.url + " did not settle: virtual time stood still for " +
-        std::to_string(options_.timeout.count() / 1000) +
-        " s (a network request that never finishes holds it); fix the page or raise --timeout");
+    std::string waiting;
+    {
+      std::lock_guard lock(shared_->mu);
+      if (!shared_->requests.empty()) waiting = " for " + shared_->requests.begin()->second;
+    }
+    // A page that still answers is held by a request; one that does not is stuck in script.
+    Result<cdp::Message> alive = browser_.client().Call(
+        "Runtime.evaluate", Dump({{"expression", "0"}}), session_id_, std::chrono::seconds(1));
+    if (!alive.ok() && alive.status().code() == StatusCode::kDeadlineExceeded) {
+      return DeadlineExceededError("the page " + options_.url + " stopped responding " + Where() +
+                                   ": its script was busy for " + Seconds(options_.timeout) +
+                                   " without a pause (an endless loop?)");
+    }
+    return DeadlineExceededError("the page " + options_.url + " did not settle " + Where() +
+                                 ": page time stood still for " + Seconds(options_.timeout) +
+                                 " waiting" + (waiting.empty() ? " on the network" : waiting) +
+                                 " (a request that never finishes holds it)");
   }));
-  virtual_ms_ = virtual_ms;
+  virtual_us_ = virtual_us;
   return Status::Ok();
 }
 
-Status Page::StepFrame(int64_t index, EncodedFrame* screenshot) {
-  PR_RETURN_IF_ERROR(CheckStillOurs());
-  int64_t frame_ms = FrameTimeMillis(index, options_.fps);
-  PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(origin_ms_ + frame_ms));
-  if (has_seek_) {
-    PR_RETURN_IF_ERROR(Evaluate("window.pagereel.seek(" + std::to_string(frame_ms / 1000.0) + ")",
-                                /*await_promise=*/true)
-                           .status());
-  }
+Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index) {
+  PR_RETURN_IF_ERROR(AdvanceTo(origin_us_ + film_ms * 1000));
   json params = {
-      {"frameTimeTicks", ticks_base_ms_ + static_cast<double>(virtual_ms_)},
+      {"frameTimeTicks", Millis(ticks_base_us_ + virtual_us_)},
       {"interval", 1000.0 * static_cast<double>(options_.fps.den) /
                        static_cast<double>(options_.fps.num)},
   };
-  if (screenshot == nullptr) {
-    // Frame 0 is always drawn: a page whose first frame is run without display updates
-    // never starts its requestAnimationFrame loop (seen on headless-shell 156; the film
-    // then differed between lane counts).
-    if (index > 0) params["noDisplayUpdates"] = true;
-    return Call("HeadlessExperimental.beginFrame", Dump(params)).status();
-  }
-  if (options_.alpha) {
-    params["screenshot"] = {{"format", "png"}, {"optimizeForSpeed", true}};
-  } else {
-    params["screenshot"] = {{"format", "jpeg"}, {"quality", options_.jpeg_quality}};
+  if (draw == Draw::kNo) params["noDisplayUpdates"] = true;
+  if (screenshot != nullptr) {
+    if (options_.alpha) {
+      params["screenshot"] = {{"format", "png"}, {"optimizeForSpeed", true}};
+    } else {
+      params["screenshot"] = {{"format", "jpeg"}, {"quality", options_.jpeg_quality}};
+    }
   }
   std::string text = Dump(params);
-  for (int attempt = 0; attempt < kScreenshotTries; ++attempt) {
+  const int64_t expected = ticks_run_ + 1;
+  bool shot = screenshot == nullptr;
+  for (int attempt = 0; attempt < kScreenshotTries && !shot; ++attempt) {
     PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("HeadlessExperimental.beginFrame", text));
     if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
     PR_ASSIGN_OR_RETURN(*screenshot, TakeScreenshot(std::move(reply), {"result", "screenshotData"},
                                                     index,
                                                     options_.alpha ? ImageFormat::kPng
                                                                    : ImageFormat::kJpeg));
-    return Status::Ok();
+    shot = true;
   }
-  return UnavailableError("the browser sent no screenshot for frame " + std::to_string(index) +
-                          " after " + std::to_string(kScreenshotTries) + " tries");
+  if (screenshot == nullptr) {
+    PR_RETURN_IF_ERROR(Call("HeadlessExperimental.beginFrame", text).status());
+  } else if (!shot) {
+    return UnavailableError("the browser sent no screenshot for frame " + std::to_string(index) +
+                            " after " + std::to_string(kScreenshotTries) + " tries");
+  }
+
+  // Every beginFrame must run the page's animation frame exactly once, at this time: a
+  // frame drawn without one is a stale copy of the one before, and two would run the
+  // page's own per-frame state ahead. pagereel's script reports each one.
+  std::unique_lock lock(shared_->mu);
+  shared_->cv.wait_for(lock, kReportWait,
+                       [&] { return shared_->reports >= expected || shared_->leaving; });
+  if (shared_->reports < expected) {
+    // A page on its way to another document runs no animation frame: wait for the
+    // navigation to show, so the message names where it went.
+    lock.unlock();
+    Clock::time_point deadline = Clock::now() + kReportWait;
+    while (Clock::now() < deadline) {
+      PR_RETURN_IF_ERROR(CheckStillOurs());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    lock.lock();
+    if (shared_->leaving) {
+      return FailedPreconditionError("the page " + options_.url + " navigated away at frame " +
+                                     std::to_string(index) +
+                                     "; pages must stay on one document while they render");
+    }
+  }
+  if (shared_->reports != expected || shared_->last_report_ms != film_ms) {
+    std::string seen = shared_->reports < expected
+                           ? "without running the page's animation frame (it would repeat the "
+                             "frame before)"
+                           : "with the page's animation frame run " +
+                                 std::to_string(shared_->reports - ticks_run_) +
+                                 " times, the last at " +
+                                 std::to_string(shared_->last_report_ms) + " ms";
+    return InternalError("frame " + std::to_string(index) + " (" + std::to_string(film_ms) +
+                         " ms) of " + options_.url + " was made " + seen +
+                         "; this is a fault in pagereel or the browser, please report it");
+  }
+  ticks_run_ = expected;
+  last_tick_ms_ = film_ms;
+  return Status::Ok();
+}
+
+Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
+  PR_RETURN_IF_ERROR(CheckStillOurs());
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->frame = index;
+  }
+  const int64_t frame_ms = FrameTimeMillis(index, options_.fps);
+  if (index > 0 && frame_ms - last_tick_ms_ > kMaxTickGapMs) {
+    const int64_t gap = frame_ms - last_tick_ms_;
+    const int64_t parts = (gap + kMaxTickGapMs - 1) / kMaxTickGapMs;
+    const int64_t from = last_tick_ms_;
+    for (int64_t k = 1; k < parts; ++k) {
+      PR_RETURN_IF_ERROR(BeginFrame(from + gap * k / parts, Draw::kNo, nullptr, index));
+    }
+  }
+  if (has_seek_) {
+    PR_RETURN_IF_ERROR(AdvanceTo(origin_us_ + frame_ms * 1000));
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.6f", static_cast<double>(frame_ms) / 1000.0);
+    PR_RETURN_IF_ERROR(
+        Evaluate(std::string("window.pagereel.seek(") + seconds + ")", /*await_promise=*/true)
+            .status());
+  }
+  return BeginFrame(frame_ms, draw, screenshot, index);
 }
 
 Status Page::PreRoll(int64_t index) {
@@ -357,31 +635,78 @@ Status Page::PreRoll(int64_t index) {
     if (options_.should_stop && options_.should_stop()) {
       return CancelledError("pre-roll stopped: the render is ending");
     }
-    PR_RETURN_IF_ERROR(StepFrame(next_frame_, nullptr));
+    // Frame 0 is always drawn: a page whose first frame is run without display updates
+    // never starts its requestAnimationFrame loop (seen on headless-shell 156). The frame
+    // before a screenshot is drawn too: the compositor picks some raster settings (a
+    // scaled layer's raster scale) from the frame it drew last, so a lane that skipped
+    // straight from frame 0 would raster its first frame differently.
+    Draw draw = next_frame_ == 0 || next_frame_ + 1 == index ? Draw::kYes : Draw::kNo;
+    PR_RETURN_IF_ERROR(StepFrame(next_frame_, draw, nullptr));
     ++next_frame_;
   }
-  return Status::Ok();
-}
-
-Status Page::JumpTo(int64_t index) {
-  if (next_frame_ == 0 && index > 0) {
-    // Frame 0 starts the page's animations and its rAF loop (see StepFrame).
-    PR_RETURN_IF_ERROR(StepFrame(0, nullptr));
-    next_frame_ = 1;
-  }
-  if (index <= next_frame_) return Status::Ok();
-  PR_RETURN_IF_ERROR(CheckStillOurs());
-  PR_RETURN_IF_ERROR(AdvanceVirtualTimeTo(origin_ms_ + FrameTimeMillis(index, options_.fps)));
-  next_frame_ = index;
   return Status::Ok();
 }
 
 Result<EncodedFrame> Page::Capture(int64_t index) {
   PR_RETURN_IF_ERROR(PreRoll(index));
   EncodedFrame frame;
-  PR_RETURN_IF_ERROR(StepFrame(index, &frame));
+  PR_RETURN_IF_ERROR(StepFrame(index, Draw::kYes, &frame));
   next_frame_ = index + 1;
   return frame;
+}
+
+std::vector<PageMessage> Page::TakeMessages() {
+  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> raw;
+  {
+    std::lock_guard lock(shared_->mu);
+    raw.swap(shared_->messages);
+  }
+  std::vector<PageMessage> out;
+  for (const auto& [frame, message] : raw) {
+    json m = json::parse(message->json.c_str(), nullptr, /*allow_exceptions=*/false);
+    if (!m.is_object()) continue;
+    const json& params = m.value("params", json::object());
+    std::string method = m.value("method", "");
+    PageMessage pm;
+    pm.frame = frame;
+    auto where = [](const std::string& url, int64_t line) {
+      if (url.empty()) return std::string();
+      return line >= 0 ? url + ":" + std::to_string(line + 1) : url;
+    };
+    if (method == "Runtime.exceptionThrown") {
+      const json& d = params.value("exceptionDetails", json::object());
+      pm.kind = PageMessage::Kind::kException;
+      const json& e = d.value("exception", json::object());
+      pm.text = e.is_object() && e.contains("description") && e["description"].is_string()
+                    ? e["description"].get<std::string>()
+                    : d.value("text", std::string("an exception"));
+      pm.source = where(d.value("url", std::string()), d.value("lineNumber", int64_t{-1}));
+    } else if (method == "Runtime.consoleAPICalled") {
+      pm.kind = PageMessage::Kind::kConsoleError;
+      for (const json& arg : params.value("args", json::array())) {
+        std::string piece = arg.contains("value") ? (arg["value"].is_string()
+                                                         ? arg["value"].get<std::string>()
+                                                         : arg["value"].dump())
+                                                  : arg.value("description", std::string());
+        if (!pm.text.empty()) pm.text += ' ';
+        pm.text += piece;
+      }
+      const json& frames = params.value("stackTrace", json::object()).value("callFrames", json::array());
+      if (!frames.empty()) {
+        pm.source = where(frames[0].value("url", std::string()), frames[0].value("lineNumber", int64_t{-1}));
+      }
+    } else {
+      const json& entry = params.value("entry", json::object());
+      pm.kind = entry.value("source", "") == "network" ? PageMessage::Kind::kLoadError
+                                                      : PageMessage::Kind::kConsoleError;
+      pm.text = entry.value("text", std::string());
+      pm.source = where(entry.value("url", std::string()), entry.value("lineNumber", int64_t{-1}));
+    }
+    // First line only: a stack trace belongs in the browser's console, not a summary.
+    if (size_t nl = pm.text.find('\n'); nl != std::string::npos) pm.text.resize(nl);
+    out.push_back(std::move(pm));
+  }
+  return out;
 }
 
 }  // namespace pagereel::capture

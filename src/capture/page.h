@@ -1,26 +1,32 @@
 // Page: one web page in its own browser context on a begin-frame target, stepped frame by
 // frame on virtual time.
 //
-// Frame n presents time n * den / num seconds (to the millisecond) through every clock a
-// page can read: CSS animations and transitions, Web Animations, SVG animation,
-// requestAnimationFrame timestamps, performance.now(), Date.now() and timers. Each frame
-// runs exactly one requestAnimationFrame turn. Frames are produced in order; frames that
-// are skipped are still run (without a screenshot), so a page that reaches frame n always
-// holds the state a page that ran from frame 0 would hold. docs/page-contract.md says what
-// a page may rely on.
+// Frame n presents film time t(n) (FrameTimeMillis: the first whole millisecond after
+// n * den / num seconds) through every clock a page can read: CSS animations and
+// transitions, Web Animations, SVG animation, requestAnimationFrame timestamps,
+// performance.now(), Date, document.timeline and timers, in the page and in its frames.
+// Each frame runs exactly one requestAnimationFrame turn (below 3.3 frames per second,
+// extra turns run between frames so no two are more than 300 ms apart). Frames are
+// produced in order; frames that are skipped are still run (without a screenshot), so a
+// page that reaches frame n holds the state a page that ran from frame 0 would hold.
+// docs/page-contract.md says what a page may rely on.
+//
+// The page loads with virtual time held still, so the order in which its files arrive
+// cannot move its clocks; time passes before frame 0 only while the page waits on its own
+// timers to become ready.
 //
 // Not thread-safe: one thread drives a Page. Its browser must not run another begin-frame
 // target at the same time (two beginFrames in flight crash Chromium's GPU process).
 #ifndef PAGEREEL_CAPTURE_PAGE_H_
 #define PAGEREEL_CAPTURE_PAGE_H_
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/rational.h"
 #include "base/status.h"
@@ -30,7 +36,7 @@
 namespace pagereel::capture {
 
 struct PageOptions {
-  std::string url;  // file://, http:// or https://.
+  std::string url;  // file://, http://, https:// or data:.
   int width = 1280;
   int height = 720;
   Rational fps{30, 1};
@@ -38,14 +44,30 @@ struct PageOptions {
   bool alpha = false;
   int jpeg_quality = 90;
   // How long (wall clock) to wait for the page to load and be ready, and for any single
-  // frame's virtual time to pass.
+  // frame; also the most page time the page may spend getting ready.
   std::chrono::milliseconds timeout{30'000};
   // Date.now() at frame 0: fixed, so films do not depend on the day they were made.
   // 2026-01-01T00:00:00Z.
   int64_t epoch_ms = 1'767'225'600'000;
+  // What the page is told about the machine it runs on, so a film does not depend on the
+  // host (IANA time zone, BCP 47 locale, navigator.hardwareConcurrency and deviceMemory).
+  std::string timezone = "UTC";
+  std::string locale = "en-US";
+  int hardware_concurrency = 4;
+  int device_memory_gb = 8;
   // Polled between pre-roll frames; when it returns true, PreRoll stops with kCancelled
   // (a long pre-roll must not hold up a render that has already failed or been stopped).
   std::function<bool()> should_stop;
+};
+
+// Something the page reported that the user should hear about: an uncaught exception, a
+// console error, or a file that failed to load.
+struct PageMessage {
+  enum class Kind { kException, kConsoleError, kLoadError };
+  Kind kind = Kind::kConsoleError;
+  std::string text;
+  std::string source;  // "url:line", when the browser said where.
+  int64_t frame = -1;  // The frame being made when it happened; -1 while loading.
 };
 
 class Page {
@@ -69,26 +91,37 @@ class Page {
   Result<EncodedFrame> Capture(int64_t index);
 
   // Runs frames [next_frame(), index) without screenshots: afterwards the page is exactly
-  // as it would be had it drawn them (its own rAF-driven state included).
+  // as it would be had it drawn them (its own rAF-driven state included). The last of them
+  // is drawn (still without a screenshot), so the compositor's state at frame `index` is
+  // that of a page that drew every frame.
   Status PreRoll(int64_t index);
 
-  // Brings the page to frame `index` cheaply: frame 0 is drawn if it was not, then virtual
-  // time jumps to frame `index`'s time in one step. Timers fire, and CSS, Web Animations,
-  // SVG and every clock read the right time, but requestAnimationFrame does not run for the
-  // skipped frames, so state a page accumulates per frame is not reproduced.
-  Status JumpTo(int64_t index);
+  // What the page reported since the last call (at most the first 100 of them).
+  std::vector<PageMessage> TakeMessages();
 
  private:
-  struct Shared;  // State the DevTools reader thread writes (navigation, close).
+  struct Shared;  // State the DevTools reader thread writes (events).
+  enum class Draw { kNo, kYes };
 
   Page(browser::Browser& browser, const PageOptions& options);
+  Status CreateTarget();
+  void Subscribe();
+  Status Emulate();
   Status Load();
-  Status AdvanceVirtualTimeTo(int64_t virtual_ms);
+  Status WaitUntilReady();
+  Status Start();
+  Status ReadContract();
+  // The injected script, knowing frame 0's whole-ms virtual time once it is known.
+  std::string PageScript(std::optional<int64_t> shift_ms) const;
+
+  Status AdvanceTo(int64_t virtual_us);
+  Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
+  Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   Status WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
-  Status StepFrame(int64_t index, EncodedFrame* screenshot);
   Status CheckStillOurs() const;
+  std::string Where() const;
 
   // Constant after Open().
   browser::Browser& browser_;
@@ -96,17 +129,17 @@ class Page {
   std::string context_id_;
   std::string target_id_;
   std::string session_id_;
-  double ticks_base_ms_ = 0;     // virtualTimeTicksBase: monotonic ms at virtual time 0.
-  int64_t origin_ms_ = 0;        // Virtual ms at frame 0 (time spent loading and waiting).
+  int64_t ticks_base_us_ = 0;    // virtualTimeTicksBase: monotonic time at virtual time 0.
+  int64_t origin_us_ = 0;        // Virtual time of frame 0 (always a whole ms plus 500 us).
   std::optional<double> declared_duration_;
   bool has_seek_ = false;
 
-  int64_t virtual_ms_ = 0;  // Virtual time elapsed since navigation.
+  int64_t virtual_us_ = 0;    // Virtual time elapsed since the page was created.
   int64_t next_frame_ = 0;
+  int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
+  int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   std::shared_ptr<Shared> shared_;
-  uint64_t subscription_ = 0;
-  uint64_t detach_subscription_ = 0;
-  uint64_t signal_subscription_ = 0;
+  std::vector<uint64_t> subscriptions_;
 };
 
 }  // namespace pagereel::capture

@@ -75,9 +75,10 @@ TEST_F(PageTest, PageThatStartsMidFilmHoldsTheSameState) {
   Result<EncodedFrame> frame = (*page)->Capture(45);
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   Image image = Decode(std::move(frame).value());
-  EXPECT_EQ(Row(image, testing::kRafTimestamp), 1500);
-  EXPECT_EQ(Row(image, testing::kCssAnimation), 1500);
-  EXPECT_EQ(Row(image, testing::kSvgTime), 1500);
+  const int t = static_cast<int>(FrameTimeMillis(45, Rational{30, 1}));
+  EXPECT_EQ(Row(image, testing::kRafTimestamp), t);
+  EXPECT_EQ(Row(image, testing::kCssAnimation), t);
+  EXPECT_EQ(Row(image, testing::kSvgTime), t);
   EXPECT_EQ(Row(image, testing::kRafCount), 46);
   EXPECT_EQ(Row(image, testing::kIntervalCount), 30);
 }

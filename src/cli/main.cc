@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return root.exit(e);
+    // CLI11 prints the message (or the help) and names its own exit codes (106, 109...);
+    // pagereel's are 0 for help and version and 2 for any bad command line.
+    return root.exit(e) == 0 ? 0 : 2;
   }
   if (!run) {
     std::fputs("pagereel: no command chosen; see 'pagereel --help'\n", stderr);

@@ -53,11 +53,22 @@ void AddRenderCommand(CLI::App& root, Action& run) {
   auto preroll = std::make_shared<std::string>("exact");
   cmd->add_option("--preroll", *preroll,
                   "How a lane reaches a slice's first frame: exact (run every skipped frame "
-                  "without a screenshot; the film is identical for any lane count) or jump "
-                  "(skip straight there: clocks, CSS, timers right, rAF-accumulated state "
-                  "not; cheaper for long films of heavy pages).")
-      ->check(CLI::IsMember({"exact", "jump"}))
+                  "without a screenshot, so the film is identical for any lane count). The "
+                  "only mode: 'jump' was removed because it could not render GSAP, d3 or "
+                  "animations started after frame 0 like a one-lane render.")
       ->capture_default_str();
+  cmd->add_option("--timezone", request->timezone,
+                  "The time zone the page sees (IANA name, e.g. Europe/Berlin), so the film "
+                  "does not depend on the host's.")
+      ->capture_default_str();
+  cmd->add_option("--locale", request->locale,
+                  "The locale the page sees (BCP 47, e.g. de-DE): Intl, toLocaleString, "
+                  "navigator.language.")
+      ->capture_default_str();
+  cmd->add_flag("--strict", request->strict,
+                "Fail the render (no output) when the page throws an uncaught exception, "
+                "logs a console error or fails to load a file. Without it they are listed "
+                "in the summary.");
   cmd->add_option("--slice-frames", request->slice_frames,
                   "Frames per slice handed to a lane.")
       ->capture_default_str();
@@ -71,7 +82,11 @@ void AddRenderCommand(CLI::App& root, Action& run) {
       "  pagereel render https://example.com/chart -o frames/%05d.png --frames 120\n\n"
       "Exit status: 0 written, 1 render failed, 2 bad input, 130 interrupted.");
   cmd->callback([request, progress, preroll, &run] {
-    request->jump_preroll = *preroll == "jump";
+    if (*preroll != "exact") {
+      throw CLI::ValidationError("--preroll", "'" + *preroll + "' is not a pre-roll mode; only "
+                                 "'exact' is offered ('jump' was removed: it rendered GSAP, "
+                                 "d3 and late-started animations differently from one lane)");
+    }
     static const std::map<std::string, app::ProgressStyle> kStyles = {
         {"auto", app::ProgressStyle::kAuto}, {"bar", app::ProgressStyle::kBar},
         {"plain", app::ProgressStyle::kPlain}, {"json", app::ProgressStyle::kJson},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,15 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 struct LaneState {
   std::unique_ptr<browser::Browser> browser;
   std::unique_ptr<capture::Page> page;
+};
+
+// What a lane did, added to RenderStats when it ends.
+struct LaneCounters {
+  Clock::duration busy{};
+  Clock::duration preroll_busy{};
+  int64_t preroll_frames = 0;
+  int64_t loads = 0;
+  int retries = 0;
 };
 
 Result<LaneState> OpenLane(const RenderOptions& options) {
@@ -77,81 +87,103 @@ class Run {
 
   void LaneLoop(int lane, LaneState state) {
     SetCurrentThreadName("lane-" + std::to_string(lane));
-    Clock::duration busy{};
-    Clock::duration preroll_busy{};
-    int64_t preroll = 0;
-    int64_t loads = 0;
-    int retries = 0;
+    LaneCounters counters;
     while (std::optional<Slice> slice = slices_.Take()) {
-      int attempts = 1;
-      int64_t f = slice->first_frame;
-      while (f < slice->end_frame()) {
-        if (!window_.WaitForRoom(f)) goto done;
-        Clock::time_point start = Clock::now();
-        Status status;
-        if (!state.page || state.page->next_frame() > f) {
-          state.page.reset();
-          if (!state.browser || !state.browser->client().connection_status().ok()) {
-            state.browser.reset();
-            Result<std::unique_ptr<browser::Browser>> b = browser::Browser::Launch(options_.launch);
-            if (b.ok()) state.browser = std::move(b).value();
-            status = b.status();
-          }
-          if (status.ok()) {
-            Result<std::unique_ptr<capture::Page>> p =
-                capture::Page::Open(*state.browser, page_options_);
-            if (p.ok()) state.page = std::move(p).value();
-            status = p.status();
-            ++loads;
-          }
-        }
-        if (status.ok() && state.page->next_frame() < f) {
-          Clock::time_point p = Clock::now();
-          preroll += f - state.page->next_frame();
-          status = options_.preroll == PreRoll::kExact ? state.page->PreRoll(f)
-                                                       : state.page->JumpTo(f);
-          preroll_busy += Clock::now() - p;
-        }
-        if (status.ok()) {
-          Result<capture::EncodedFrame> frame = state.page->Capture(f);
-          if (frame.ok()) {
-            busy += Clock::now() - start;
-            window_.Put(f, std::move(frame).value());
-            if (options_.after_frame) options_.after_frame(lane, f, *state.browser);
-            ++f;
-            continue;
-          }
-          status = frame.status();
-        }
-        busy += Clock::now() - start;
-        if (Cancelled() || window_.cancelled()) goto done;
-        std::string where = "slice " + std::to_string(slice->index) + " (frames " +
-                            std::to_string(slice->first_frame) + "-" +
-                            std::to_string(slice->end_frame() - 1) + ")";
-        if (status.code() == StatusCode::kUnavailable && attempts < options_.max_attempts_per_slice) {
-          ++attempts;
-          ++retries;
-          Note("lane " + std::to_string(lane) + ": " + status.ToString() + "; retrying " + where +
-               " from frame " + std::to_string(f) + " on a fresh browser (attempt " +
-               std::to_string(attempts) + " of " + std::to_string(options_.max_attempts_per_slice) +
-               ")");
-          state.page.reset();
-          state.browser.reset();
-          continue;
-        }
-        Fail(status.WithContext(where));
-        goto done;
-      }
+      if (!RenderSlice(lane, *slice, state, counters)) break;
     }
-  done:
     state.page.reset();
     state.browser.reset();
     std::lock_guard lock(mu_);
-    stats_.browser_seconds += Seconds(busy);
-    stats_.preroll_frames += preroll;
-    stats_.preroll_seconds += Seconds(preroll_busy);
-    stats_.page_loads += loads;
-    stats_.retries += retries;
+    stats_.browser_seconds += Seconds(counters.busy);
+    stats_.preroll_frames += counters.preroll_frames;
+    stats_.preroll_seconds += Seconds(counters.preroll_busy);
+    stats_.page_loads += counters.loads;
+    stats_.retries += counters.retries;
+  }
+
+  // Renders one slice into the window; false when the render is over (failed, cancelled).
+  bool RenderSlice(int lane, const Slice& slice, LaneState& state, LaneCounters& counters) {
+    int attempts = 1;
+    for (int64_t f = slice.first_frame; f < slice.end_frame();) {
+      if (!window_.WaitForRoom(f)) return false;
+      Clock::time_point start = Clock::now();
+      Result<capture::EncodedFrame> frame = MakeFrame(state, f, counters);
+      counters.busy += Clock::now() - start;
+      if (state.page && !CollectMessages(*state.page)) return false;
+      if (frame.ok()) {
+        window_.Put(f, std::move(frame).value());
+        if (options_.after_frame) options_.after_frame(lane, f, *state.browser);
+        ++f;
+        continue;
+      }
+      if (Cancelled() || window_.cancelled()) return false;
+      std::string where = "slice " + std::to_string(slice.index) + " (frames " +
+                          std::to_string(slice.first_frame) + "-" +
+                          std::to_string(slice.end_frame() - 1) + ")";
+      if (frame.status().code() == StatusCode::kUnavailable &&
+          attempts < options_.max_attempts_per_slice) {
+        ++attempts;
+        ++counters.retries;
+        Note("lane " + std::to_string(lane) + ": " + frame.status().ToString() + "; retrying " +
+             where + " from frame " + std::to_string(f) + " on a fresh browser (attempt " +
+             std::to_string(attempts) + " of " + std::to_string(options_.max_attempts_per_slice) +
+             ")");
+        state.page.reset();
+        state.browser.reset();
+        continue;
+      }
+      Fail(frame.status().WithContext(where));
+      return false;
+    }
+    return true;
+  }
+
+  // Frame `f` from the lane's page: relaunches a browser that died, reopens a page that is
+  // already past `f`, and runs the frames before `f` that the page has not run.
+  Result<capture::EncodedFrame> MakeFrame(LaneState& state, int64_t f, LaneCounters& counters) {
+    if (!state.page || state.page->next_frame() > f) {
+      state.page.reset();
+      if (!state.browser || !state.browser->client().connection_status().ok()) {
+        state.browser.reset();
+        PR_ASSIGN_OR_RETURN(state.browser, browser::Browser::Launch(options_.launch));
+      }
+      ++counters.loads;
+      PR_ASSIGN_OR_RETURN(state.page, capture::Page::Open(*state.browser, page_options_));
+    }
+    if (state.page->next_frame() < f) {
+      Clock::time_point start = Clock::now();
+      counters.preroll_frames += f - state.page->next_frame();
+      Status preroll = state.page->PreRoll(f);
+      counters.preroll_busy += Clock::now() - start;
+      PR_RETURN_IF_ERROR(preroll);
+    }
+    return state.page->Capture(f);
+  }
+
+  // Records what the page reported, once per message and frame whichever lane saw it;
+  // false when strict mode ends the render over it.
+  bool CollectMessages(capture::Page& page) {
+    std::vector<capture::PageMessage> messages = page.TakeMessages();
+    if (messages.empty()) return true;
+    std::lock_guard lock(mu_);
+    for (capture::PageMessage& m : messages) {
+      std::string key = std::to_string(static_cast<int>(m.kind)) + '\n' + m.text + '\n' +
+                        m.source + '\n' + std::to_string(m.frame);
+      if (!seen_messages_.insert(std::move(key)).second) continue;
+      ++stats_.page_message_count;
+      if (stats_.page_messages.size() < kMaxReportedMessages) stats_.page_messages.push_back(m);
+      if (options_.strict && failure_.ok()) {
+        failure_ = FailedPreconditionError(
+            "the page " + options_.page.url + " reported an error " +
+            (m.frame < 0 ? std::string("while it loaded") : "at frame " + std::to_string(m.frame)) +
+            ": " + m.text + (m.source.empty() ? "" : " (" + m.source + ")"));
+      }
+    }
+    if (options_.strict && !failure_.ok()) {
+      window_.Cancel();
+      return false;
+    }
+    return true;
   }
 
   // Decodes screenshots and converts them for the encoder (colour conversion, or image
@@ -250,6 +282,7 @@ class Run {
   std::mutex mu_;
   Status failure_;     // Guarded by mu_.
   RenderStats stats_;  // Guarded by mu_ while threads run.
+  std::set<std::string> seen_messages_;  // Guarded by mu_.
 };
 
 }  // namespace

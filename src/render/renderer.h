@@ -1,9 +1,10 @@
 // Render(): a deterministic film of a web page.
 //
 // The film is cut into fixed slices (render/slices.h) that lanes take lowest first. Each
-// lane owns one browser process and one page; a lane that jumps ahead runs the frames it
-// skips without screenshots, so every frame is produced by a page in exactly the state a
-// page running from frame 0 would be in, and the film is identical whatever the lane count.
+// lane owns one browser process and one page; a lane that starts ahead runs the frames it
+// skips without screenshots (capture::Page::PreRoll), so every frame is produced by a page
+// in exactly the state a page running from frame 0 would be in, and the film is identical
+// whatever the lane count.
 // Screenshots pass through a bounded reorder window (render/frame_window.h) to decode
 // workers and to the encoder, which runs on the calling thread.
 //
@@ -20,6 +21,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "browser/browser.h"
@@ -34,23 +36,15 @@ struct Progress {
   std::chrono::duration<double> elapsed{0};
 };
 
-// How a lane brings a fresh or lagging page to the first frame of its next slice.
-enum class PreRoll {
-  // Run every skipped frame without a screenshot: the page's state is exactly that of a
-  // page that drew them, whatever it keeps; the film is identical for any lane count.
-  kExact,
-  // Jump virtual time straight there (Page::JumpTo): clocks, CSS, Web Animations, SVG and
-  // timers are right, state accumulated in rAF callbacks is not. Cheap for long films.
-  kJump,
-};
-
 struct RenderOptions {
   capture::PageOptions page;
   // Frame count; when empty, the page's window.pagereel.duration decides it.
   std::optional<int64_t> frames;
   int lanes = 1;
   int64_t slice_frames = 60;
-  PreRoll preroll = PreRoll::kExact;
+  // Stop the render when the page reports an error (an uncaught exception, a console
+  // error, a file that failed to load); otherwise they are only counted in RenderStats.
+  bool strict = false;
   // Path and quality; size, rate and alpha are taken from `page`.
   encode::EncoderOptions encoder;
   int max_attempts_per_slice = 3;
@@ -82,7 +76,13 @@ struct RenderStats {
   int64_t page_loads = 0;
   int retries = 0;
   int64_t peak_window_frames = 0;
+  // What the page reported, once each (lanes load the same page, so they report the same
+  // things): the first kMaxReportedMessages of them, and how many there were in all.
+  std::vector<capture::PageMessage> page_messages;
+  int64_t page_message_count = 0;
 };
+
+inline constexpr size_t kMaxReportedMessages = 10;
 
 Result<RenderStats> Render(const RenderOptions& options);
 

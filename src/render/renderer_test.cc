@@ -65,34 +65,6 @@ TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTim
   }
 }
 
-TEST_F(RendererTest, JumpPreRollKeepsEveryClockRight) {
-  RenderOptions options = Options("timecode.html", "jump.mp4");
-  options.frames = 90;
-  options.lanes = 3;
-  options.preroll = PreRoll::kJump;
-  Result<RenderStats> stats = Render(options);
-  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-  EXPECT_GT(stats->preroll_frames, 0);
-  Result<testing::DecodedVideo> video = testing::DecodeVideo(stats->output);
-  ASSERT_TRUE(video.ok());
-  ASSERT_EQ(video->rgb.size(), 90u);
-  for (size_t n = 0; n < 90; ++n) {
-    const int t = static_cast<int>(FrameTimeMillis(static_cast<int64_t>(n), Rational{30, 1}));
-    const uint8_t* px = video->rgb[n].data();
-    for (int row : {testing::kRafTimestamp, testing::kPerformanceNow, testing::kDateNow,
-                    testing::kCssAnimation, testing::kWebAnimation, testing::kSvgTime}) {
-      EXPECT_EQ(testing::ReadTimecodeRow(px, 640 * 3, 3, row), t) << "frame " << n << " row " << row;
-    }
-    // Timers fired during the jump, so their count is right too.
-    const int intervals = testing::ReadTimecodeRow(px, 640 * 3, 3, testing::kIntervalCount);
-    EXPECT_GE(intervals, t / 50) << n;
-    EXPECT_LE(intervals, t / 50 + 1) << n;
-  }
-  // What a jump does not reproduce: rAF turns for skipped frames. Frame 20 is the first a
-  // jumping lane draws (frame 0, then frame 20), so its page has run 2 rAF turns, not 21.
-  EXPECT_EQ(testing::ReadTimecodeRow(video->rgb[20].data(), 640 * 3, 3, testing::kRafCount), 2);
-}
-
 TEST_F(RendererTest, RandomNumbersRepeatAcrossLanes) {
   std::vector<std::vector<uint8_t>> films[2];
   for (int lanes : {1, 3}) {
