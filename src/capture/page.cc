@@ -70,6 +70,7 @@ struct Page::Shared {
   bool leaving = false;            // Guarded by mu. The top document began to unload.
   std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
   std::set<int64_t> contexts;      // Guarded by mu. Main worlds of the page's documents.
+  std::set<int64_t> video_contexts;  // Guarded by mu. Those of them that hold videos.
   int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
   int64_t last_report_ms = -1;     // Guarded by mu. ...and the film time of the last one.
   int64_t frame = -1;              // Guarded by mu. The frame being made (for messages).
@@ -96,6 +97,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "leaving") {
       leaving = true;
       cv.notify_all();
+    } else if (*payload == "video") {
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     }
   } else if (method == "Network.requestWillBeSent") {
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
@@ -619,15 +623,48 @@ Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
       PR_RETURN_IF_ERROR(BeginFrame(from + gap * k / parts, Draw::kNo, nullptr, index));
     }
   }
+  PR_RETURN_IF_ERROR(AdvanceTo(origin_us_ + frame_ms * 1000));
   if (has_seek_) {
-    PR_RETURN_IF_ERROR(AdvanceTo(origin_us_ + frame_ms * 1000));
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.6f", static_cast<double>(frame_ms) / 1000.0);
     PR_RETURN_IF_ERROR(
         Evaluate(std::string("window.pagereel.seek(") + seconds + ")", /*await_promise=*/true)
             .status());
   }
+  PR_RETURN_IF_ERROR(SyncVideos());
   return BeginFrame(frame_ms, draw, screenshot, index);
+}
+
+Status Page::SyncVideos() {
+  std::set<int64_t> contexts;
+  {
+    std::lock_guard lock(shared_->mu);
+    contexts = shared_->video_contexts;
+  }
+  if (contexts.empty()) return Status::Ok();
+  // Seeking is answered by media events, which wait while virtual time is paused: let the
+  // page's tasks run, with virtual time held at the frame by the fence the budget left.
+  PR_RETURN_IF_ERROR(
+      Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
+          .status());
+  for (int64_t context : contexts) {
+    Result<cdp::Message> reply =
+        Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.syncVideos()"},
+                                       {"awaitPromise", true},
+                                       {"returnByValue", true},
+                                       {"contextId", context}}));
+    if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
+      return DeadlineExceededError("the page " + options_.url + " did not show its videos " +
+                                   Where() + ": seeking a video to the frame's time took longer "
+                                   "than " + Seconds(options_.timeout));
+    }
+    if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) {
+      // The document went away (or replaced pagereel's script); forget it.
+      std::lock_guard lock(shared_->mu);
+      shared_->video_contexts.erase(context);
+    }
+  }
+  return Status::Ok();
 }
 
 Status Page::PreRoll(int64_t index) {

@@ -115,6 +115,7 @@ class Page {
   std::string PageScript(std::optional<int64_t> shift_ms) const;
 
   Status AdvanceTo(int64_t virtual_us);
+  Status SyncVideos();
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   Status WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout);

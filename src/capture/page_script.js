@@ -113,6 +113,180 @@
   // A top document that starts unloading runs no more animation frames: say why.
   if (top) addEventListener('beforeunload', () => signal('leaving'), true);
 
+  // Video, frame-exact. A <video> playing for real follows the media pipeline's own clock,
+  // which is not the film's: it runs ahead by a frame or more, differently in every lane.
+  // So videos never really play. Each one keeps a model of its playback on film time, and
+  // before every frame the engine calls syncVideos(), which seeks each video to where its
+  // model says and resolves once every seek has landed. What the page sees (currentTime,
+  // paused, ended, play(), pause() and their events) follows the model.
+  const media = HTMLMediaElement.prototype;
+  const real = {
+    play: media.play,
+    pause: media.pause,
+    currentTime: Object.getOwnPropertyDescriptor(media, 'currentTime'),
+    paused: Object.getOwnPropertyDescriptor(media, 'paused'),
+    ended: Object.getOwnPropertyDescriptor(media, 'ended'),
+  };
+  // <video> -> { playing, base (s), since (film ms), ended, shown (s, the last seek) }
+  const models = new WeakMap();
+  const isVideo = (el) => el instanceof HTMLVideoElement;
+  // Real autoplay would start the media clock behind the model's back (and a playing
+  // video's compositor shows a picture ahead of the one asked for), so the autoplay
+  // attribute is taken off every video as it arrives and kept here instead.
+  const autoplaying = new WeakSet();
+  const autoplay = Object.getOwnPropertyDescriptor(media, 'autoplay');
+  const takeAutoplay = (el) => {
+    if (!el.hasAttribute('autoplay')) return;
+    autoplaying.add(el);
+    el.removeAttribute('autoplay');
+  };
+  Object.defineProperty(media, 'autoplay', {
+    configurable: true,
+    enumerable: true,
+    get() { return isVideo(this) ? autoplaying.has(this) : autoplay.get.call(this); },
+    set(value) {
+      if (!isVideo(this)) { autoplay.set.call(this, value); return; }
+      if (value) autoplaying.add(this); else autoplaying.delete(this);
+    },
+  });
+  const fire = (el, type) => Promise.resolve().then(() => el.dispatchEvent(new Event(type)));
+  const modelOf = (el) => {
+    let m = models.get(el);
+    if (!m) {
+      m = { playing: el.autoplay, base: 0, since: film(), ended: false, shown: null };
+      models.set(el, m);
+      if (m.playing) { fire(el, 'play'); fire(el, 'playing'); }
+    }
+    return m;
+  };
+  const modelTime = (el, m) => {
+    if (!m.playing) return m.base;
+    let t = m.base + ((film() - m.since) / 1000) * el.playbackRate;
+    const d = el.duration;
+    if (Number.isFinite(d) && d > 0) {
+      if (el.loop) {
+        t %= d;
+      } else if (t >= d) {
+        // Playback ended: the model stops there, as a real element would.
+        m.playing = false;
+        m.base = d;
+        m.ended = true;
+        fire(el, 'timeupdate'); fire(el, 'pause'); fire(el, 'ended');
+        return d;
+      }
+    }
+    return t;
+  };
+  Object.defineProperty(media, 'currentTime', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      if (!isVideo(this)) return real.currentTime.get.call(this);
+      return modelTime(this, modelOf(this));
+    },
+    set(value) {
+      if (!isVideo(this)) { real.currentTime.set.call(this, value); return; }
+      const m = modelOf(this);
+      m.base = Number(value);
+      m.since = film();
+      m.ended = false;
+      fire(this, 'seeking'); fire(this, 'seeked'); fire(this, 'timeupdate');
+    },
+  });
+  Object.defineProperty(media, 'paused', {
+    configurable: true,
+    enumerable: true,
+    get() { return isVideo(this) ? !modelOf(this).playing : real.paused.get.call(this); },
+  });
+  Object.defineProperty(media, 'ended', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      if (!isVideo(this)) return real.ended.get.call(this);
+      const m = modelOf(this);
+      modelTime(this, m);
+      return m.ended;
+    },
+  });
+  media.play = function play() {
+    if (!isVideo(this)) return real.play.call(this);
+    const m = modelOf(this);
+    if (!m.playing) {
+      m.base = m.ended ? 0 : modelTime(this, m);
+      m.ended = false;
+      m.since = film();
+      m.playing = true;
+      fire(this, 'play'); fire(this, 'playing');
+    }
+    return Promise.resolve();
+  };
+  media.pause = function pause() {
+    if (!isVideo(this)) { real.pause.call(this); return; }
+    const m = modelOf(this);
+    if (m.playing) {
+      m.base = modelTime(this, m);
+      m.playing = false;
+      fire(this, 'timeupdate'); fire(this, 'pause');
+    }
+  };
+  // The engine learns (once) that this document has videos, and from then on syncs them
+  // before every frame. The message travels with the page's other events, so it arrives
+  // before the end of the budget in which the video appeared.
+  const videos = document.getElementsByTagName('video');
+  let reported = false;
+  const watchVideos = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes') {
+        if (isVideo(r.target)) takeAutoplay(r.target);
+        continue;
+      }
+      for (const node of r.addedNodes) {
+        if (node.nodeType !== Node.ELEMENT_NODE) continue;
+        if (isVideo(node)) takeAutoplay(node);
+        else if (node.firstElementChild) [...node.getElementsByTagName('video')].forEach(takeAutoplay);
+      }
+    }
+    if (!reported && videos.length) {
+      reported = true;
+      signal('video');
+    }
+  });
+  watchVideos.observe(document, {
+    childList: true, subtree: true, attributes: true, attributeFilter: ['autoplay'],
+  });
+  // Seeks every video of this document to its model's time; resolves when all have landed.
+  const syncVideos = () => Promise.all([...document.querySelectorAll('video')].map((el) => {
+    const m = modelOf(el);
+    if (!real.paused.get.call(el)) {
+      // Something started it for real after all: stop it, and seek even if nothing moved.
+      real.pause.call(el);
+      m.shown = null;
+    }
+    if (el.error || !el.currentSrc) return null;
+    return new Promise((resolve) => {
+      const seek = () => {
+        // The first sync always seeks: a video that autoplayed for real may already show
+        // a later picture than its currentTime says.
+        const target = modelTime(el, m);
+        if (m.shown === target && el.readyState >= HTMLMediaElement.HAVE_CURRENT_DATA &&
+            !el.seeking) {
+          resolve();
+          return;
+        }
+        m.shown = target;
+        el.addEventListener('seeked', () => resolve(), { once: true });
+        el.addEventListener('error', () => resolve(), { once: true });
+        real.currentTime.set.call(el, target);
+      };
+      if (el.readyState >= HTMLMediaElement.HAVE_METADATA) {
+        seek();
+      } else {
+        el.addEventListener('loadedmetadata', seek, { once: true });
+        el.addEventListener('error', () => resolve(), { once: true });
+      }
+    });
+  }));
+
   const status = { fonts: false, ready: 'none', error: '' };
   let watching = false;
   const watch = () => {
@@ -143,6 +317,7 @@
       },
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
+      syncVideos() { return syncVideos().then(() => videos.length); },
     }),
     enumerable: false,
   });

@@ -146,7 +146,8 @@ Result<std::string> ProbeReportHtml(const ProbeReport& report) {
   if (ChartLibraryJs().empty()) {
     return FailedPreconditionError(
         "--report: this pagereel was built without its chart library (npm was missing or "
-        "PAGEREEL_PROBE_CHARTS=OFF); rebuild with npm available, or use --json");
+        "could not reach its registry, or PAGEREEL_PROBE_CHARTS=OFF; the build's warning "
+        "said which); rebuild with npm and its registry available, or use --json");
   }
   std::string page;
   page.reserve(ChartLibraryJs().size() + 200000);

@@ -1,7 +1,9 @@
 # Writes a C++ source that holds the chart library's files as byte arrays, so the probe's
 # HTML report is self-contained. Run as:
-#   cmake -DJS=<min.js> -DCSS=<min.css> -DLICENSE=<LICENSE> -DVERSION=<x.y.z> -DOUT=<file.cc> -P embed_assets.cmake
-# With JS unset it writes empty assets (the binary then refuses --report with a clear message).
+#   cmake -DUPLOT=<node_modules/uplot> -DOUT=<file.cc> -P embed_assets.cmake
+# With UPLOT unset, or naming a folder npm did not install (install_chart_library.cmake
+# removes it when npm fails), it writes empty assets: the binary then refuses --report with
+# a clear message.
 function(to_array path var)
   if(path)
     file(READ "${path}" hex HEX)
@@ -12,6 +14,26 @@ function(to_array path var)
     set(${var} "" PARENT_SCOPE)
   endif()
 endfunction()
+
+set(JS "")
+set(CSS "")
+set(LICENSE "")
+set(VERSION "")
+if(UPLOT AND EXISTS "${UPLOT}/package.json")
+  set(JS "${UPLOT}/dist/uPlot.iife.min.js")
+  set(CSS "${UPLOT}/dist/uPlot.min.css")
+  set(LICENSE "${UPLOT}/LICENSE")
+  foreach(f IN ITEMS "${JS}" "${CSS}" "${LICENSE}")
+    if(NOT EXISTS "${f}")
+      message(FATAL_ERROR "${f} is missing: the uPlot in src/probe/report/package-lock.json "
+                          "no longer ships it; update the paths in ${CMAKE_CURRENT_LIST_FILE}")
+    endif()
+  endforeach()
+  # The version npm installed, which is the lock file's.
+  file(READ "${UPLOT}/package.json" package_json)
+  string(JSON VERSION GET "${package_json}" version)
+  set(VERSION "uPlot-${VERSION}")
+endif()
 
 to_array("${JS}" js)
 to_array("${CSS}" css)
