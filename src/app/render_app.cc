@@ -263,9 +263,19 @@ int RunRender(const RenderRequest& request) {
   if (!fps.ok()) return fail(fps.status());
   Result<std::pair<int, int>> size = ParseSize(request.size);
   if (!size.ok()) return fail(size.status());
-  if (Result<encode::OutputSpec> spec = encode::InspectOutputPath(request.output, request.alpha);
-      !spec.ok()) {
-    return fail(spec.status());
+  Result<encode::OutputSpec> spec = encode::InspectOutputPath(request.output, request.alpha);
+  if (!spec.ok()) return fail(spec.status());
+  if ((spec->kind == encode::OutputKind::kPngSequence ||
+       spec->kind == encode::OutputKind::kJpegSequence) && !request.overwrite) {
+    std::vector<std::string> existing = encode::ExistingSequenceFiles(request.output);
+    if (!existing.empty()) {
+      return fail(InvalidArgumentError(
+          "'" + request.output + "' already has " + std::to_string(existing.size()) +
+          " frame file" + (existing.size() == 1 ? "" : "s") + " in place (" + existing.front() +
+          (existing.size() > 1 ? " ... " + existing.back() : "") +
+          "); an earlier render's frames would mix with this one's. Remove them, or give "
+          "--overwrite to replace that sequence"));
+    }
   }
   if (request.quality < 1 || request.quality > 100) {
     return fail(InvalidArgumentError("--quality must be between 1 and 100, not " +

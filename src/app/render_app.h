@@ -31,6 +31,7 @@ struct RenderRequest {
   std::string timezone = "UTC";
   std::string locale = "en-US";
   bool strict = false;     // Page errors fail the render.
+  bool overwrite = false;  // An image sequence may replace one already in place.
 };
 
 // Runs the render and returns the process exit code: 0 done, 1 the render failed,

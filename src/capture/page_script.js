@@ -83,13 +83,18 @@
   // beginFrame always runs the page's animation frame), measures the timeline shift, and
   // reports each frame's time so the engine can tell a frame that did not run.
   const top = window === window.top;
-  raf(function tick() {
+  let tickId = raf(function tick() {
     if (shift !== null) {
       if (timelineShift === null && rawTimeline() !== null) timelineShift = rawTimeline() - film();
       if (top) signal('frame:' + film());
     }
-    raf(tick);
+    tickId = raf(tick);
   });
+  // A page that cancels animation frames by number must not cancel this one.
+  const caf = window.cancelAnimationFrame.bind(window);
+  window.cancelAnimationFrame = function cancelAnimationFrame(id) {
+    if (id !== tickId) caf(id);
+  };
 
   // Math.random from a fixed seed (sfc32), the same in every page and lane.
   let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;

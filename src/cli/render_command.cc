@@ -65,6 +65,10 @@ void AddRenderCommand(CLI::App& root, Action& run) {
                   "The locale the page sees (BCP 47, e.g. de-DE): Intl, toLocaleString, "
                   "navigator.language.")
       ->capture_default_str();
+  cmd->add_flag("--overwrite", request->overwrite,
+                "Replace an image sequence already in the output folder (its files beyond "
+                "this film's frames are removed once the new sequence is complete). Films "
+                "are always replaced, and only when complete.");
   cmd->add_flag("--strict", request->strict,
                 "Fail the render (no output) when the page throws an uncaught exception, "
                 "logs a console error or fails to load a file. Without it they are listed "

@@ -8,12 +8,15 @@ extern "C" {
 }
 #include <spng.h>
 #include <turbojpeg.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <regex>
 #include <vector>
@@ -271,22 +274,20 @@ class SequenceConverter final : public Converter {
   const int quality_;
 };
 
-// Frame n goes to pattern % n, written under a temporary name and renamed when whole; if
-// the sequence is abandoned, every file it wrote is removed.
-class SequenceEncoder final : public Encoder {
+// The files of the sequence `pattern` names (a %05d-style field), by frame number.
+class SequenceNames {
  public:
-  SequenceEncoder(std::string pattern, OutputKind kind, int quality)
-      : pattern_(std::move(pattern)), kind_(kind), quality_(quality) {
+  explicit SequenceNames(const std::string& pattern) {
     // InspectOutputPath checked there is exactly one %[0][width]d field.
     std::smatch m;
-    std::regex_search(pattern_, m, FrameNumberField());
+    std::regex_search(pattern, m, FrameNumberField());
     prefix_ = m.prefix();
     suffix_ = m.suffix();
     zero_pad_ = m[1].length() > 0;
     pad_width_ = m[2].length() > 0 ? std::stoi(m[2]) : 0;
   }
 
-  std::string FileName(int64_t index) const {
+  fs::path Name(int64_t index) const {
     std::string number = std::to_string(index);
     if (static_cast<int>(number.size()) < pad_width_) {
       number.insert(0, static_cast<size_t>(pad_width_) - number.size(), zero_pad_ ? '0' : ' ');
@@ -294,11 +295,56 @@ class SequenceEncoder final : public Encoder {
     return prefix_ + number + suffix_;
   }
 
-  ~SequenceEncoder() override {
-    if (!finished_) {
-      std::error_code ec;
-      for (const auto& f : written_) fs::remove(f, ec);
+  fs::path Folder() const {
+    fs::path folder = fs::path(prefix_ + "0" + suffix_).parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+  }
+
+  // The frame number `file` (a name in Folder()) stands for, if it is one of ours.
+  std::optional<int64_t> IndexOf(const std::string& file) const {
+    std::string head = fs::path(prefix_ + "0").filename().string();
+    head.pop_back();
+    if (file.size() <= head.size() + suffix_.size() || file.rfind(head, 0) != 0 ||
+        file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) != 0) {
+      return std::nullopt;
     }
+    std::string digits = file.substr(head.size(), file.size() - head.size() - suffix_.size());
+    size_t first = digits.find_first_not_of(' ');
+    if (first == std::string::npos || digits.size() > 18) return std::nullopt;
+    digits = digits.substr(first);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoll(digits);
+  }
+
+  std::vector<fs::path> Existing() const {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(Folder(), ec)) {
+      if (IndexOf(entry.path().filename().string())) found.push_back(entry.path());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+
+ private:
+  std::string prefix_;
+  std::string suffix_;
+  bool zero_pad_ = false;
+  int pad_width_ = 0;
+};
+
+// Frame n goes to pattern % n. Frames are written under hidden partial names and renamed
+// into place together by Finish(), which also removes the files of an earlier sequence
+// numbered beyond this one, so the folder holds one whole sequence or the one it held
+// before. Abandoned, it removes every partial file it wrote.
+class SequenceEncoder final : public Encoder {
+ public:
+  SequenceEncoder(std::string pattern, OutputKind kind, int quality)
+      : pattern_(std::move(pattern)), names_(pattern_), kind_(kind), quality_(quality) {}
+
+  ~SequenceEncoder() override {
+    std::error_code ec;
+    for (const auto& f : partials_) fs::remove(f, ec);
   }
 
   std::unique_ptr<Converter> NewConverter() const override {
@@ -309,28 +355,32 @@ class SequenceEncoder final : public Encoder {
     auto* image = dynamic_cast<ImageBytes*>(prepared.get());
     if (image == nullptr) return InternalError("a frame prepared for another encoder");
     const std::vector<uint8_t>& bytes = image->bytes;
-    fs::path target = FileName(next_);
-    fs::path partial = target.string() + ".partial";
+    fs::path partial = PartialPath(names_.Name(static_cast<int64_t>(partials_.size())));
     std::FILE* f = std::fopen(partial.c_str(), "wb");
     if (f == nullptr) return ErrnoError("creating " + partial.string(), errno);
+    partials_.push_back(partial);
     errno = 0;
     size_t wrote = std::fwrite(bytes.data(), 1, bytes.size(), f);
     int write_errno = wrote != bytes.size() ? errno : 0;
     // A full disk often shows only when the buffered bytes are flushed, at fclose.
     if (std::fclose(f) != 0 && write_errno == 0) write_errno = errno;
     if (write_errno != 0 || wrote != bytes.size()) {
-      std::error_code ec;
-      fs::remove(partial, ec);
       return ErrnoError("writing " + partial.string(), write_errno != 0 ? write_errno : EIO);
     }
-    PR_RETURN_IF_ERROR(RenameIntoPlace(partial, target));
-    written_.push_back(target);
-    ++next_;
     return Status::Ok();
   }
 
   Status Finish() override {
-    finished_ = true;
+    const int64_t frames = static_cast<int64_t>(partials_.size());
+    for (int64_t i = 0; i < frames; ++i) {
+      PR_RETURN_IF_ERROR(RenameIntoPlace(partials_[static_cast<size_t>(i)], names_.Name(i)));
+    }
+    partials_.clear();
+    for (const fs::path& old : names_.Existing()) {
+      std::optional<int64_t> index = names_.IndexOf(old.filename().string());
+      std::error_code ec;
+      if (index && *index >= frames) fs::remove(old, ec);
+    }
     return Status::Ok();
   }
 
@@ -338,18 +388,36 @@ class SequenceEncoder final : public Encoder {
 
  private:
   const std::string pattern_;
-  std::string prefix_;
-  std::string suffix_;
-  bool zero_pad_ = false;
-  int pad_width_ = 0;
+  const SequenceNames names_;
   const OutputKind kind_;
   const int quality_;
-  int64_t next_ = 0;
-  std::vector<fs::path> written_;
-  bool finished_ = false;
+  std::vector<fs::path> partials_;  // Frame n's file is partials_[n] until Finish().
 };
 
+// Partial files (PartialPath) in `target`'s folder left by pagereel processes that are
+// gone (killed, or the machine stopped), for outputs that `ours` accepts by name.
+void RemoveStalePartials(const fs::path& folder, const std::function<bool(const std::string&)>& ours) {
+  static const std::regex partial(R"(^\.(.+)\.partial-([0-9]+)(\.[^.]*)?(\.frames)?$)");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, partial)) continue;
+    if (!ours(m[1].str() + m[3].str())) continue;
+    pid_t pid = static_cast<pid_t>(std::stoll(m[2].str().substr(0, 9)));
+    // Alive (or someone else's and not ours to judge): leave it.
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    fs::remove(entry.path(), ec);
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> ExistingSequenceFiles(const std::string& pattern) {
+  std::vector<std::string> out;
+  for (const fs::path& p : SequenceNames(pattern).Existing()) out.push_back(p.string());
+  return out;
+}
 
 Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
   if (path.empty()) return InvalidArgumentError("no output given; " + std::string(kFormatsHelp));
@@ -406,6 +474,18 @@ Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
   static std::once_flag quiet;
   std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
   PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(options.path, options.alpha));
+  if (spec.kind == OutputKind::kPngSequence || spec.kind == OutputKind::kJpegSequence) {
+    SequenceNames names(options.path);
+    RemoveStalePartials(names.Folder(), [&](const std::string& name) {
+      return names.IndexOf(name).has_value();
+    });
+  } else {
+    fs::path target = options.path;
+    fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    RemoveStalePartials(folder, [&](const std::string& name) {
+      return name == target.filename().string();
+    });
+  }
   switch (spec.kind) {
     case OutputKind::kPngSequence:
     case OutputKind::kJpegSequence:

@@ -7,7 +7,10 @@
 // frames/%05d.png or frames/%05d.jpg (frame n goes to file n).
 //
 // Films are written to a hidden temporary file beside the target and renamed into place
-// only by Finish(); an Encoder destroyed before Finish() removes what it wrote.
+// only by Finish(); an Encoder destroyed before Finish() removes what it wrote. A sequence
+// is renamed into place as a whole by Finish(), which also removes the files of an older
+// sequence of the same pattern numbered beyond the new one. Open() removes partial files
+// of the same output left by pagereel processes that no longer run (killed mid-render).
 // One thread at a time; libx264 and libvpx run their own worker threads inside.
 #ifndef PAGEREEL_ENCODE_ENCODER_H_
 #define PAGEREEL_ENCODE_ENCODER_H_
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/rational.h"
 #include "base/status.h"
@@ -31,6 +35,10 @@ struct OutputSpec {
 // Decides the output kind from `path`, and checks the folder exists and is writable.
 // Errors name the path and list what is accepted.
 Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha);
+
+// The files already in place for the sequence `pattern` (e.g. frames/%05d.png) names,
+// sorted; empty for a film path or an empty folder.
+std::vector<std::string> ExistingSequenceFiles(const std::string& pattern);
 
 struct EncoderOptions {
   std::string path;

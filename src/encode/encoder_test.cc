@@ -1,6 +1,9 @@
 // Encodes synthetic frames with the real libav* encoders and decodes what was written.
 #include "encode/encoder.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -132,6 +135,64 @@ TEST_F(EncoderTest, PngSequenceNumbersFramesFromZero) {
   ASSERT_TRUE(image.ok()) << image.status().ToString();
   EXPECT_EQ(image->pixel_format, "rgba");
   EXPECT_EQ(image->rgb[0][(8 * 64 + 8) * 3], 60);  // Lossless: exactly 20 * 2 + 20.
+}
+
+TEST_F(EncoderTest, ASequenceReplacesAnOlderOneWholeOrNotAtAll) {
+  std::string pattern = (dir_ / "f%03d.png").string();
+  ASSERT_TRUE(WriteFilm(pattern, 5).ok());
+  ASSERT_EQ(ExistingSequenceFiles(pattern).size(), 5u);
+  const auto old_size = fs::file_size(dir_ / "f000.png");
+
+  // Abandoned part way: the older sequence is untouched and no partial file is left.
+  {
+    EncoderOptions options;
+    options.path = pattern;
+    options.width = 64;
+    options.height = 48;
+    auto encoder = Encoder::Open(options);
+    ASSERT_TRUE(encoder.ok());
+    std::vector<uint8_t> rgba = MakeFrame(64, 48, 7);
+    ASSERT_TRUE((*encoder)->Write(RgbaView{rgba.data(), 64, 48, 64 * 4}).ok());
+  }
+  EXPECT_EQ(ExistingSequenceFiles(pattern).size(), 5u);
+  EXPECT_EQ(fs::file_size(dir_ / "f000.png"), old_size);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
+  EXPECT_EQ(files, 5);
+
+  // Finished with fewer frames: exactly the new sequence is left.
+  ASSERT_TRUE(WriteFilm(pattern, 3, /*alpha=*/true).ok());
+  std::vector<std::string> now = ExistingSequenceFiles(pattern);
+  ASSERT_EQ(now.size(), 3u);
+  EXPECT_EQ(fs::path(now.back()).filename(), "f002.png");
+  Result<testing::DecodedVideo> image = testing::DecodeVideo((dir_ / "f000.png").string());
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->pixel_format, "rgba");  // The new one, written with alpha.
+}
+
+TEST_F(EncoderTest, PartialFilesOfRendersThatDiedAreRemoved) {
+  // A process that has exited: its partial files can only be leftovers.
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = std::to_string(child);
+  for (const std::string& name : std::vector<std::string>{
+           ".out.partial-" + dead + ".mp4", ".out.partial-" + dead + ".gif.frames",
+           ".f001.partial-" + dead + ".png", ".other.partial-" + dead + ".mp4",
+           ".out.partial-1.mp4"}) {
+    std::ofstream(dir_ / name) << "x";
+  }
+  ASSERT_TRUE(WriteFilm((dir_ / "out.mp4").string(), 2).ok());
+  EXPECT_FALSE(fs::exists(dir_ / (".out.partial-" + dead + ".mp4")));
+  EXPECT_TRUE(fs::exists(dir_ / (".out.partial-" + dead + ".gif.frames")));  // out.gif's.
+  EXPECT_TRUE(fs::exists(dir_ / (".f001.partial-" + dead + ".png")));   // Another output's.
+  EXPECT_TRUE(fs::exists(dir_ / (".other.partial-" + dead + ".mp4")));  // Another output's.
+  EXPECT_TRUE(fs::exists(dir_ / ".out.partial-1.mp4"));  // Process 1 is alive.
+  ASSERT_TRUE(WriteFilm((dir_ / "f%03d.png").string(), 2).ok());
+  EXPECT_FALSE(fs::exists(dir_ / (".f001.partial-" + dead + ".png")));
+  ASSERT_TRUE(WriteFilm((dir_ / "out.gif").string(), 2).ok());
+  EXPECT_FALSE(fs::exists(dir_ / (".out.partial-" + dead + ".gif.frames")));
 }
 
 TEST_F(EncoderTest, AbandonedOutputLeavesNothing) {

@@ -30,7 +30,7 @@ expect_failure() {
   passes=$((passes + 1))
 }
 
-mkdir -p "$work/out"
+mkdir -p "$work/out" "$work/tmp"
 page="$src/tests/pages/timecode.html"
 o="$work/out/film.mp4"
 expect_failure missing-input 2 "does not exist" -- render "$work/nope.html" -o "$o" --frames 3
@@ -55,6 +55,60 @@ expect_failure infinite-duration 2 "window.pagereel.duration" -- render "$src/te
 expect_failure wide-pattern 2 "at most two digits" -- render "$page" -o "$work/out/f%999999999d.png" --frames 3
 expect_failure huge-rate-fraction 2 "too fine" -- render "$page" -o "$o" --fps 4000000001/4000000000 --frames 3
 expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
+expect_failure preroll-jump 2 "'jump' was removed" -- render "$page" -o "$o" --frames 3 --preroll jump
+expect_failure bad-timezone 2 "unknown time zone 'Mars/Olympus'" -- render "$page" -o "$o" --frames 3 --timezone Mars/Olympus
+expect_failure bad-locale 2 "unknown locale" -- render "$page" -o "$o" --frames 3 --locale not_a-locale!
+expect_failure strict 1 "reported an error while it loaded" -- render "$src/tests/pages/reports-errors.html" -o "$o" --frames 6 --strict
+expect_failure busy-script 1 "its script was busy" -- render "$src/tests/pages/busy.html" -o "$o" --frames 30 --timeout 2
+
+# Without --strict, a page that reports errors renders, and the summary lists them.
+"$bin" render "$src/tests/pages/reports-errors.html" -o "$work/out/errors.mp4" --frames 6 --size 320x180 --progress plain >/dev/null 2>"$work/log"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "the page reported 3 errors" "$work/log" &&
+   grep -q "failed load, while loading:.*no-such-script.js" "$work/log" &&
+   grep -q "console error, while loading: the data feed is stale" "$work/log" &&
+   grep -q "uncaught exception, frame 3: .*undefinedFunctionCall is not defined" "$work/log"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL page-errors-listed: rc=$rc"; cat "$work/log"; failures=$((failures + 1))
+fi
+rm -f "$work/out/errors.mp4"
+
+# An image sequence never mixes with an older one: refused, or replaced whole with
+# --overwrite (the old frames beyond the new film are gone).
+mkdir -p "$work/seq"
+"$bin" render "$page" -o "$work/seq/f%03d.png" --frames 8 --size 640x360 --progress none >/dev/null 2>&1
+out=$("$bin" render "$page" -o "$work/seq/f%03d.png" --frames 4 --size 640x360 --progress none 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "already has 8 frame files" <<<"$out" && grep -q -- "--overwrite" <<<"$out" &&
+   [ "$(ls "$work/seq" | wc -l)" -eq 8 ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL sequence-refused: rc=$rc files=$(ls "$work/seq" | wc -l): $out"; failures=$((failures + 1))
+fi
+"$bin" render "$page" -o "$work/seq/f%03d.png" --frames 4 --size 640x360 --progress none --overwrite >/dev/null 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(ls -A "$work/seq" | tr '\n' ' ')" = "f000.png f001.png f002.png f003.png " ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL sequence-overwrite: rc=$rc files='$(ls -A "$work/seq")'"; failures=$((failures + 1))
+fi
+
+# A render killed with SIGKILL leaves its partial file; the next render of the same output
+# removes it.
+TMPDIR="$work/tmp" "$bin" render "$page" -o "$work/seq/film.mp4" --frames 3000 --size 640x360 --progress none >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -n "$(ls -A "$work/seq" | grep partial)" ] && break; sleep 0.1; done
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+left=$(ls -A "$work/seq" | grep -c "^\.film\.partial-$pid\.mp4$")
+"$bin" render "$page" -o "$work/seq/film.mp4" --frames 3 --size 640x360 --progress none >/dev/null 2>&1
+rc=$?
+if [ "$left" -eq 1 ] && [ "$rc" -eq 0 ] && [ -z "$(ls -A "$work/seq" | grep partial)" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL stale-partial: left=$left rc=$rc files='$(ls -A "$work/seq")'"; failures=$((failures + 1))
+fi
+rm -rf "$work/seq" "$work/tmp"/*
 
 # Over HTTP, from a server on loopback: a page renders, a missing one names the status.
 port=$(( 20000 + RANDOM % 20000 ))
