@@ -165,9 +165,13 @@ int Fail(const Status& status, ProgressStyle style) {
 }
 
 std::string Describe(const capture::PageMessage& m) {
-  const char* kind = m.kind == capture::PageMessage::Kind::kException  ? "uncaught exception"
-                     : m.kind == capture::PageMessage::Kind::kLoadError ? "failed load"
-                                                                         : "console error";
+  const char* kind = "console error";
+  switch (m.kind) {
+    case capture::PageMessage::Kind::kException: kind = "uncaught exception"; break;
+    case capture::PageMessage::Kind::kLoadError: kind = "failed load"; break;
+    case capture::PageMessage::Kind::kVideo: kind = "video"; break;
+    case capture::PageMessage::Kind::kConsoleError: break;
+  }
   std::string where = m.frame < 0 ? "while loading" : "frame " + std::to_string(m.frame);
   return std::string(kind) + ", " + where + ": " + m.text + (m.source.empty() ? "" : " (" + m.source + ")");
 }

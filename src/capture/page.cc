@@ -97,6 +97,8 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "leaving") {
       leaving = true;
       cv.notify_all();
+    } else if (payload->rfind("unseekable:", 0) == 0) {
+      if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
@@ -718,6 +720,11 @@ std::vector<PageMessage> Page::TakeMessages() {
                     ? e["description"].get<std::string>()
                     : d.value("text", std::string("an exception"));
       pm.source = where(d.value("url", std::string()), d.value("lineNumber", int64_t{-1}));
+    } else if (method == "Runtime.bindingCalled") {
+      pm.kind = PageMessage::Kind::kVideo;
+      pm.text = "the video " + params.value("payload", std::string()).substr(11) +
+                " cannot seek, so it does not follow the film's time: its server does not answer "
+                "HTTP Range requests (serve it from a file or a server that does)";
     } else if (method == "Runtime.consoleAPICalled") {
       pm.kind = PageMessage::Kind::kConsoleError;
       for (const json& arg : params.value("args", json::array())) {

@@ -61,9 +61,9 @@ struct PageOptions {
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
-// console error, or a file that failed to load.
+// console error, a file that failed to load, or a video that cannot follow the film.
 struct PageMessage {
-  enum class Kind { kException, kConsoleError, kLoadError };
+  enum class Kind { kException, kConsoleError, kLoadError, kVideo };
   Kind kind = Kind::kConsoleError;
   std::string text;
   std::string source;  // "url:line", when the browser said where.

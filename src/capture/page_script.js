@@ -273,6 +273,17 @@
         // The first sync always seeks: a video that autoplayed for real may already show
         // a later picture than its currentTime says.
         const target = modelTime(el, m);
+        const ranges = el.seekable;
+        let reachable = false;
+        for (let i = 0; i < ranges.length; i++) {
+          reachable ||= target >= ranges.start(i) && target <= ranges.end(i);
+        }
+        if (!reachable && !m.unseekable) {
+          // Served without HTTP Range support, a video can only be at its start, and
+          // would stand still. Say so once; the engine lists it with the page's errors.
+          m.unseekable = true;
+          signal('unseekable:' + el.currentSrc);
+        }
         if (m.shown === target && el.readyState >= HTMLMediaElement.HAVE_CURRENT_DATA &&
             !el.seeking) {
           resolve();

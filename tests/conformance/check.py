@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""The conformance suite: renders pages written with real animation libraries with pagereel
+and checks what they paint (python3 standard library, ffmpeg, the pagereel binary).
+
+Each page paints the clocks it reads as rows of binary codes (see README.md); this reads
+them back from the pixels of every rendered frame (cell b of row r is white when the pixel
+at x = b*32+16, y = r*40+20 has R > 128), compares them with what manifest.json expects, and
+compares the films of different lane counts and transports frame by frame.
+
+  tests/conformance/check.py gsap --suite            # what ctest runs for each page
+  tests/conformance/check.py gsap                    # render over file:// and check
+  tests/conformance/check.py gsap --http             # over a loopback HTTP server it starts
+  tests/conformance/check.py gsap --lanes 3 --show 0,1,15,30
+  tests/conformance/check.py gsap --no-render --out /tmp/conf/gsap   # check frames already there
+  tests/conformance/check.py all --matrix            # every page: file:// and HTTP, 1 and 3 lanes
+  tests/conformance/check.py video --http --no-ranges --expect-error "cannot seek"
+
+--suite renders with 1 lane, then with 3 lanes (each lane gets a slice and pre-rolls to it)
+over file:// where the page allows it and over HTTP, checks every film against the manifest,
+requires the page to report no errors, and requires all films to be identical (across
+transports too, unless the manifest says the page shows something else over file://).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from fractions import Fraction
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BITS, CELL_W, CELL_H = 20, 32, 40
+
+
+def parse_fps(text):
+    if "/" in text:
+        num, den = text.split("/")
+        return int(num), int(den)
+    if "." in text:  # 29.97 means 30000/1001, as pagereel reads it.
+        f = Fraction(text)
+        if f.denominator != 1:
+            return round(float(f) + 0.5) * 1000, 1001
+    return int(text), 1
+
+
+def frame_time_ms(n, fps):
+    """pagereel's FrameTimeMillis (src/base/rational.cc)."""
+    num, den = fps
+    if n <= 0:
+        return 0
+    numer, denom = n * den * 1000, num
+    if den == 1001 and num % 1000 == 0:
+        numer, denom = n * 1_000_000_000, num * 999
+    if den * 1000 <= num:
+        return (numer + denom - 1) // denom
+    return numer // denom + 1
+
+
+def expected(expect, n, fps):
+    """The value row `expect` must read at frame n, or None when only lanes are compared."""
+    t = frame_time_ms(n, fps)
+    if expect == "t":
+        return t
+    if expect == "n":
+        return n
+    if expect == "any":
+        return None
+    if isinstance(expect, str) and expect.startswith("bits:"):
+        return (1 << int(expect[5:])) - 1
+    if isinstance(expect, dict) and "since" in expect:
+        k = 0
+        while frame_time_ms(k, fps) < expect["since"]:
+            k += 1
+        return 0 if n < k else t - frame_time_ms(k, fps)
+    if isinstance(expect, dict) and "video_fps" in expect:
+        return (t * expect["video_fps"]) // 1000
+    raise ValueError("unknown expectation %r" % (expect,))
+
+
+def decode(out_dir, count, rows, width=640, height=360):
+    """Row values of frames 0..count-1 (files %04d.png in out_dir)."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-start_number", "0", "-i", os.path.join(out_dir, "%04d.png"),
+         "-frames:v", str(count), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        check=True, stdout=subprocess.PIPE).stdout
+    size = width * height * 3
+    frames = []
+    for i in range(len(raw) // size):
+        img = raw[i * size:(i + 1) * size]
+        values = []
+        for r in range(rows):
+            v = 0
+            for b in range(BITS):
+                x, y = b * CELL_W + CELL_W // 2, r * CELL_H + CELL_H // 2
+                v = (v << 1) | (1 if img[(y * width + x) * 3] > 128 else 0)
+            values.append(v)
+        frames.append(values)
+    return frames
+
+
+def frame_digests(out_dir, count):
+    """One MD5 per decoded frame, so films compare by pixels rather than by PNG bytes."""
+    text = subprocess.run(
+        ["ffmpeg", "-v", "error", "-start_number", "0", "-i", os.path.join(out_dir, "%04d.png"),
+         "-frames:v", str(count), "-f", "framemd5", "-"],
+        check=True, stdout=subprocess.PIPE, text=True).stdout
+    return [line.split(",")[-1].strip() for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_with_ranges(port, root):
+    """A loopback HTTP server like `python3 -m http.server` that also answers Range requests."""
+    import http.server
+    import io
+    import re
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def send_head(self):
+            path = self.translate_path(self.path)
+            m = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
+            if not m or not os.path.isfile(path) or not (m.group(1) or m.group(2)):
+                return super().send_head()
+            size = os.path.getsize(path)
+            if m.group(1):
+                start, end = int(m.group(1)), int(m.group(2)) if m.group(2) else size - 1
+            else:
+                start, end = max(0, size - int(m.group(2))), size - 1
+            end = min(end, size - 1)
+            with open(path, "rb") as f:
+                f.seek(start)
+                body = f.read(max(0, end - start + 1))
+            self.send_response(206)
+            self.send_header("Content-Type", self.guess_type(path))
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
+
+        def end_headers(self):
+            self.send_header("Accept-Ranges", "bytes")
+            super().end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    os.chdir(root)
+    http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def start_server(ranges):
+    """A loopback HTTP server over tests/conformance; returns (process, port)."""
+    port = free_port()
+    cmd = ([sys.executable, os.path.abspath(__file__), "--serve-ranges", str(port)] if ranges else
+           [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", HERE])
+    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return server, port
+
+
+def render(page, out, frames, lanes, http_port, pagereel, slice_frames=None):
+    """Renders `page` into out/%04d.png; returns (pagereel's output, page errors listed)."""
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        if f.endswith(".png"):
+            os.remove(os.path.join(out, f))
+    if http_port:
+        url = "http://127.0.0.1:%d/pages/%s" % (http_port, page["path"])
+    else:
+        url = os.path.join(HERE, "pages", page["path"])
+    cmd = [pagereel, "render", url, "-o", os.path.join(out, "%04d.png"),
+           "--frames", str(frames), "--fps", page.get("fps", "30"), "--size", "640x360",
+           "--lanes", str(lanes), "--progress", "plain"]
+    if slice_frames:
+        cmd += ["--slice-frames", str(slice_frames)]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    text = "\n".join(l for l in r.stdout.splitlines() if not (l.startswith("pagereel: ") and "frames," in l))
+    if r.returncode != 0:
+        raise RuntimeError("render failed (%d):\n%s" % (r.returncode, text))
+    lines = text.splitlines()
+    errors = []
+    for i, l in enumerate(lines):
+        if "the page reported" in l:
+            errors = [x.strip() for x in lines[i + 1:] if x.startswith("    ")]
+    return text, errors
+
+
+def check(page, values, fps, quiet=False):
+    bad = 0
+    for spec in page["rows"]:
+        for n, v in enumerate(values):
+            want = expected(spec["expect"], n, fps)
+            if want is not None and v[spec["row"]] != want:
+                if bad < 20 and not quiet:
+                    print("  frame %d row %d (%s): read %d, want %d" % (n, spec["row"], spec["what"][:40], v[spec["row"]], want))
+                bad += 1
+    return bad
+
+
+def runs_for(page, args):
+    """The (transport, lanes) renders to make, first the reference."""
+    transports = (["file"] if page.get("file", True) else []) + ["http"]
+    if args.suite:
+        return [(transports[0], 1)] + [(t, 3) for t in transports]
+    if args.matrix:
+        return [(t, l) for t in transports for l in (1, 3)]
+    return [("http" if args.http else "file", args.lanes)]
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve-ranges":
+        serve_with_ranges(int(sys.argv[2]), HERE)
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("page", nargs="+", help="page names, or 'all'")
+    ap.add_argument("--suite", action="store_true",
+                    help="the test: 1 lane, then 3 lanes over every transport the page allows; every film checked, "
+                         "identical, and no page errors")
+    ap.add_argument("--matrix", action="store_true", help="1 and 3 lanes over every transport the page allows")
+    ap.add_argument("--http", action="store_true", help="render over a loopback HTTP server")
+    ap.add_argument("--no-ranges", action="store_true",
+                    help="serve with python3 -m http.server, which does not answer Range requests")
+    ap.add_argument("--expect-error", metavar="TEXT", help="require a page error containing TEXT")
+    ap.add_argument("--lanes", type=int, default=1)
+    ap.add_argument("--frames", type=int, help="default: the manifest's")
+    ap.add_argument("--slice-frames", type=int, default=30,
+                    help="pagereel's --slice-frames with more than one lane (default 30, so each of 3 lanes "
+                         "gets a slice of a 90-frame film and pre-rolls to it)")
+    ap.add_argument("--out", help="frame folder (default: a temporary one, removed on success)")
+    ap.add_argument("--no-render", action="store_true")
+    ap.add_argument("--show", default="0,1,15,30", help="frames whose values to print")
+    ap.add_argument("--pagereel", default=os.environ.get("PAGEREEL", os.path.join(ROOT, "build/src/cli/pagereel")))
+    args = ap.parse_args()
+
+    if not os.path.isdir(os.path.join(HERE, "node_modules")):
+        sys.exit("tests/conformance/node_modules is missing: run 'npm ci' in tests/conformance (ctest's "
+                 "conformance.setup does it)")
+    manifest = json.load(open(os.path.join(HERE, "manifest.json")))
+    names = [p["name"] for p in manifest["pages"]] if args.page == ["all"] else args.page
+    server = None
+    failed = 0
+    try:
+        for name in names:
+            page = next((p for p in manifest["pages"] if p["name"] == name), None)
+            if page is None:
+                sys.exit("no page %r in manifest.json" % name)
+            fps = parse_fps(page.get("fps", "30"))
+            frames = args.frames or page["frames"]
+            rows = max(r["row"] for r in page["rows"]) + 1
+            base = args.out or tempfile.mkdtemp(prefix="conf-%s-" % name)
+            digests = {}
+            page_failed = 0
+            for transport, lanes in runs_for(page, args):
+                out = os.path.join(base, "%s-%d" % (transport, lanes))
+                port = None
+                if transport == "http":
+                    if server is None:
+                        server, server_port = start_server(ranges=not args.no_ranges)
+                    port = server_port
+                errors = []
+                if not args.no_render:
+                    try:
+                        _, errors = render(page, out, frames, lanes, port, args.pagereel,
+                                           args.slice_frames if lanes > 1 else None)
+                    except RuntimeError as e:
+                        print("%s %s lanes=%d: %s" % (name, transport, lanes, e))
+                        page_failed += 1
+                        continue
+                values = decode(out, frames, rows)
+                digests[(transport, lanes)] = frame_digests(out, frames)
+                print("%s %s lanes=%d: %d frames in %s; page errors: %s" % (
+                    name, transport, lanes, len(values), out, "; ".join(errors) if errors else "none"))
+                # A render expected to report a problem is checked for the report, not its rows.
+                bad = 0 if args.expect_error else check(page, values, fps)
+                if len(values) != frames:
+                    print("  %d frames, want %d" % (len(values), frames))
+                    bad += 1
+                if args.expect_error:
+                    if not any(args.expect_error in e for e in errors):
+                        print("  no page error mentions %r" % args.expect_error)
+                        bad += 1
+                elif errors and (args.suite or args.matrix):
+                    print("  the page must render without errors")
+                    bad += 1
+                for n in [int(x) for x in args.show.split(",") if x]:
+                    if n < len(values):
+                        print("  frame %3d: %s" % (n, " ".join(str(x) for x in values[n])))
+                print("  %d mismatches" % bad)
+                page_failed += bool(bad)
+            # Films that must be identical: every lane count within a transport, and across
+            # transports unless the page shows something else over file://.
+            ref_key = next(iter(digests), None)
+            for key, d in digests.items():
+                if key == ref_key:
+                    continue
+                comparable = key[0] == ref_key[0] or not page.get("file_differs", False)
+                if not comparable:
+                    same_transport = [k for k in digests if k[0] == key[0] and k != key]
+                    if not same_transport:
+                        continue
+                    ref = digests[same_transport[0]]
+                    label = "%s lanes=%d vs %s lanes=%d" % (key[0], key[1], same_transport[0][0], same_transport[0][1])
+                else:
+                    ref = digests[ref_key]
+                    label = "%s lanes=%d vs %s lanes=%d" % (key[0], key[1], ref_key[0], ref_key[1])
+                diff = [n for n, (a, b) in enumerate(zip(ref, d)) if a != b]
+                if diff or len(ref) != len(d):
+                    print("  %s: DIFFER at frames %s" % (label, diff[:20]))
+                    page_failed += 1
+                else:
+                    print("  %s: identical" % label)
+            failed += bool(page_failed)
+            if not page_failed and not args.out:
+                shutil.rmtree(base, ignore_errors=True)
+    finally:
+        if server:
+            server.terminate()
+            server.wait()
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

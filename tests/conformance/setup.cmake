@@ -1,0 +1,26 @@
+# Installs the conformance pages' libraries (npm ci from package-lock.json) and makes the
+# test video. Run as: cmake -DNPM=npm -DFFMPEG=ffmpeg -DDIR=tests/conformance -P setup.cmake
+set(stamp "${DIR}/node_modules/.package-lock.json")
+if(NOT EXISTS "${stamp}" OR "${DIR}/package-lock.json" IS_NEWER_THAN "${stamp}")
+  execute_process(COMMAND "${NPM}" ci --ignore-scripts --no-audit --no-fund --loglevel=error
+                  WORKING_DIRECTORY "${DIR}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "npm ci in ${DIR} failed (${rc}): the conformance pages load GSAP, "
+                        "anime.js, lottie-web, three.js, Chart.js and d3 from the npm registry")
+  endif()
+endif()
+
+# Each of its 100 frames (25 fps, 4 s) shows its own number as the pages' 20-bit code.
+set(video "${DIR}/media/counter.webm")
+if(NOT EXISTS "${video}")
+  file(MAKE_DIRECTORY "${DIR}/media")
+  execute_process(
+    COMMAND "${FFMPEG}" -v error -y -f lavfi
+            -i "color=black:s=640x40:r=25:d=4,geq=lum='if(bitand(floor(N/pow(2\\,19-floor(X/32)))\\,1)\\,255\\,0)':cb=128:cr=128"
+            -c:v libvpx-vp9 -pix_fmt yuv420p -g 25 "${video}.tmp.webm"
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ffmpeg could not make ${video} (${rc})")
+  endif()
+  file(RENAME "${video}.tmp.webm" "${video}")
+endif()
