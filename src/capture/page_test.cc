@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "testing/timecode.h"
 
 namespace pagereel::capture {
@@ -81,6 +83,37 @@ TEST_F(PageTest, PageThatStartsMidFilmHoldsTheSameState) {
   EXPECT_EQ(Row(image, testing::kSvgTime), t);
   EXPECT_EQ(Row(image, testing::kRafCount), 46);
   EXPECT_EQ(Row(image, testing::kIntervalCount), 30);
+}
+
+TEST_F(PageTest, WhatThePageLearnsOfTheHostIsFixed) {
+  // The browser runs under another time zone and locale; the page must not see them.
+  setenv("TZ", "America/New_York", 1);
+  setenv("LANG", "fr_FR.UTF-8", 1);
+  Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch({});
+  unsetenv("TZ");
+  unsetenv("LANG");
+  ASSERT_TRUE(browser.ok()) << browser.status().ToString();
+  for (bool berlin : {false, true}) {
+    PageOptions options = Options("environment.html");
+    if (berlin) {
+      options.timezone = "Europe/Berlin";
+      options.locale = "de-DE";
+    }
+    Result<std::unique_ptr<Page>> page = Page::Open(**browser, options);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    Result<EncodedFrame> frame = (*page)->Capture(40);
+    ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+    Image image = Decode(std::move(frame).value());
+    SCOPED_TRACE(berlin ? "Europe/Berlin, de-DE" : "defaults");
+    EXPECT_EQ(Row(image, 0), berlin ? 940 : 1000);  // UTC offset in minutes, + 1000.
+    EXPECT_EQ(Row(image, 1), 4);                    // navigator.hardwareConcurrency
+    EXPECT_EQ(Row(image, 2), 8);                    // navigator.deviceMemory
+    EXPECT_EQ(Row(image, 3), berlin ? 2 : 1);       // Intl, toLocaleString, navigator.language
+    // Animation times are whole milliseconds in every frame, pre-rolled ones included
+    // (they carried run-to-run floating-point noise).
+    EXPECT_EQ(Row(image, 4), 0);
+    EXPECT_EQ(Row(image, 5), FrameTimeMillis(40, Rational{30, 1}));
+  }
 }
 
 TEST_F(PageTest, ReadyPromiseHoldsFrameZeroAndClocksStillStartAtZero) {
