@@ -5,14 +5,13 @@
 #            (bench/naive/naive.mjs, Debian's chromium-headless-shell), real-time page;
 #   floor  - the raw Chromium floor: beginFrame + screenshot under virtual time, bytes
 #            dropped (bench/raw_floor.cc), with the same lane count as pagereel.
-# Prints a Markdown table. Usage: [FRAMES=300] [PREROLL=exact|jump] [COMPS="light heavy"]
+# Prints a Markdown table. Usage: [FRAMES=300] [COMPS="light heavy"]
 #   [SIZES="1280x720 1920x1080"] [LANES="1 2"] bench/render_bench.sh [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=${1:-$root/build}
 frames=${FRAMES:-300}
-preroll=${PREROLL:-exact}      # exact or jump: pagereel render --preroll
 bin=$build/src/cli/pagereel
 floor=$build/bench/raw_floor
 out=$(mktemp -d)
@@ -37,7 +36,7 @@ for comp in ${COMPS:-light heavy}; do
     fi
     for lanes in ${LANES:-1 2}; do
       if ! "$bin" render "$url" -o "$out/film.mp4" --size "$size" --frames "$frames" \
-             --lanes "$lanes" --preroll "$preroll" --progress json 2>"$out/log" >/dev/null; then
+             --lanes "$lanes" --progress json 2>"$out/log" >/dev/null; then
         echo "render_bench: pagereel failed on $comp $size lanes $lanes:" >&2; cat "$out/log" >&2
         continue
       fi

@@ -42,7 +42,7 @@ constexpr int64_t kMaxTickGapMs = 300;
 constexpr int kScreenshotTries = 10;
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
-// Messages kept for the summary; the rest are counted.
+// Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
 constexpr size_t kMaxMessages = 100;
 
 std::string Dump(const json& j) { return j.dump(); }
@@ -74,8 +74,9 @@ struct Page::Shared {
   int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
   int64_t last_report_ms = -1;     // Guarded by mu. ...and the film time of the last one.
   int64_t frame = -1;              // Guarded by mu. The frame being made (for messages).
-  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages;  // Guarded by mu.
-  int64_t messages_dropped = 0;    // Guarded by mu.
+  // Guarded by mu. Raw events for PageMessages, with the frame they came in; parsed by
+  // TakeMessages on the page's thread. At most kMaxMessages between two calls.
+  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages;
 
   void OnEvent(const cdp::Event& e);
 };
@@ -104,6 +105,10 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     }
   } else if (method == "Network.requestWillBeSent") {
+    // Media streams in ranges and pauses its download once it has enough (which also lets
+    // virtual time run); waiting for the whole file would wait for ever on a long video.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    if (type.ok() && *type == "Media") return;
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     if (id.ok()) requests[*id] = url.ok() ? *url : "?";
@@ -140,11 +145,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       Result<std::string> level = cdp::GetString(m, {"params", "entry", "level"});
       if (!level.ok() || *level != "error") return;
     }
-    if (messages.size() < kMaxMessages) {
-      messages.emplace_back(frame, e.message);
-    } else {
-      ++messages_dropped;
-    }
+    if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
   }
 }
 
@@ -554,21 +555,23 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   }
   std::string text = Dump(params);
   const int64_t expected = ticks_run_ + 1;
-  bool shot = screenshot == nullptr;
-  for (int attempt = 0; attempt < kScreenshotTries && !shot; ++attempt) {
-    PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("HeadlessExperimental.beginFrame", text));
-    if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
-    PR_ASSIGN_OR_RETURN(*screenshot, TakeScreenshot(std::move(reply), {"result", "screenshotData"},
-                                                    index,
-                                                    options_.alpha ? ImageFormat::kPng
-                                                                   : ImageFormat::kJpeg));
-    shot = true;
-  }
   if (screenshot == nullptr) {
     PR_RETURN_IF_ERROR(Call("HeadlessExperimental.beginFrame", text).status());
-  } else if (!shot) {
-    return UnavailableError("the browser sent no screenshot for frame " + std::to_string(index) +
-                            " after " + std::to_string(kScreenshotTries) + " tries");
+  } else {
+    int attempt = 0;
+    for (;; ++attempt) {
+      if (attempt == kScreenshotTries) {
+        return UnavailableError("the browser sent no screenshot for frame " +
+                                std::to_string(index) + " after " +
+                                std::to_string(kScreenshotTries) + " tries");
+      }
+      PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("HeadlessExperimental.beginFrame", text));
+      if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
+      PR_ASSIGN_OR_RETURN(*screenshot,
+                          TakeScreenshot(std::move(reply), {"result", "screenshotData"}, index,
+                                         options_.alpha ? ImageFormat::kPng : ImageFormat::kJpeg));
+      break;
+    }
   }
 
   // Every beginFrame must run the page's animation frame exactly once, at this time: a
