@@ -1,8 +1,9 @@
 // PeriodicLoad: a synthetic frame-locked workload for tests and benchmarks. Each of its
 // threads wakes at every multiple of the period (on CLOCK_MONOTONIC, plus a phase) and
-// spins for a set width, so the host's runnable count carries a spike of known phase and
-// frequency. The constructor starts the threads; the destructor stops and joins them.
-// Not copyable; create and destroy it on one thread.
+// spins for a set width, yielding the CPU at every turn, so the host's runnable count
+// carries a spike of known phase and frequency while other threads (the probe's sampler
+// among them) still get the CPUs. The constructor starts the threads; the destructor stops
+// and joins them. Not copyable; create and destroy it on one thread.
 #ifndef PAGEREEL_PROBE_PERIODIC_LOAD_H_
 #define PAGEREEL_PROBE_PERIODIC_LOAD_H_
 

@@ -1,12 +1,15 @@
 # Installs the probe report's chart library with 'npm ci' from the committed lock file (the
-# source of truth for what is embedded). Run by the build as:
+# source of truth for what is embedded), then writes OUT with embed_assets.cmake. Run by the
+# build as:
 #   cmake -DNPM=<npm or empty> -DSOURCE=<src/probe/report> -DDIR=<build folder> -DSTAMP=<file>
-#         -P install_chart_library.cmake
-# It never fails the build: when npm is missing or cannot install the library (no registry,
-# no network) it removes what npm left half-installed, leaves STAMP absent and warns;
-# embed_assets.cmake then writes empty assets and 'probe --report' refuses with a clear
-# message. A missing STAMP makes the next build try again, so the charts come with the first
-# build that has npm and reaches the registry.
+#         -DOUT=<report_assets.cc> -P install_chart_library.cmake
+# It never fails the build for the network: when npm is missing or cannot install the library
+# (no registry, no network) it removes what npm left half-installed, writes empty assets
+# ('probe --report' then refuses with a clear message), leaves STAMP absent and warns. A
+# missing STAMP makes the next build try again, so the charts come with the first build that
+# has npm and reaches the registry.
+
+cmake_minimum_required(VERSION 3.25)  # find_program wants an executable npm (CMP0109).
 
 # npm runs in DIR, which the build folder does not have until now.
 file(MAKE_DIRECTORY "${DIR}")
@@ -33,9 +36,9 @@ if(EXISTS "${failed_marker}")
 endif()
 
 set(reason "")
-set(remedy "make the npm registry reachable (see npm's registry and proxy settings: 'npm config list')")
+set(remedy "make the npm registry reachable (npm's registry and proxy settings: 'npm config list')")
 if(NOT NPM)
-  set(reason "npm is not on PATH")
+  set(reason "npm was not found")
   set(remedy "install npm (Debian: apt-get install npm; scripts/install-deps.sh does it)")
 else()
   execute_process(
@@ -60,8 +63,10 @@ else()
   endif()
 endif()
 
+set(UPLOT "${DIR}/node_modules/uplot")
 if(reason)
   file(REMOVE_RECURSE "${DIR}/node_modules")
+  set(UPLOT "")
   file(TOUCH "${failed_marker}")
   message(WARNING
     "'pagereel probe --report' is built without its charts: the chart library (uPlot, from "
@@ -69,8 +74,9 @@ if(reason)
     "'probe --report' refuses until the charts are in. To get them, ${remedy} and build "
     "again: every build tries until it succeeds. Configure with -DPAGEREEL_PROBE_CHARTS=OFF to "
     "build without charts on purpose.")
-  return()
 endif()
-
-file(REMOVE "${failed_marker}")
-file(TOUCH "${STAMP}")
+include("${CMAKE_CURRENT_LIST_DIR}/embed_assets.cmake")
+if(NOT reason)
+  file(REMOVE "${failed_marker}")
+  file(TOUCH "${STAMP}")
+endif()
