@@ -65,6 +65,35 @@ TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTim
   }
 }
 
+// Frames must not depend on the lane count, to the pixel: scaled composited layers (whose
+// raster scale Chromium picks from the frame drawn last) and random numbers. Image
+// sequences, so frames compare exactly. (tests/conformance covers pages written with
+// animation libraries the same way.)
+TEST_F(RendererTest, PagesAsUsersWriteThemAreIdenticalWhateverTheLaneCount) {
+  for (const std::string& page : {std::string("scaled-layer.html"), std::string("random.html")}) {
+    std::vector<std::string> films;
+    for (int lanes : {1, 3}) {
+      fs::path out = dir_ / (page + std::to_string(lanes));
+      fs::create_directories(out);
+      RenderOptions options = Options(page, (out / "%03d.png").string());
+      options.frames = 60;
+      options.lanes = lanes;
+      options.page.alpha = true;  // PNG screenshots: no JPEG step between the browser and us.
+      Result<RenderStats> stats = Render(options);
+      ASSERT_TRUE(stats.ok()) << page << ": " << stats.status().ToString();
+      films.push_back(out.string());
+    }
+    for (int n = 0; n < 60; ++n) {
+      char name[16];
+      std::snprintf(name, sizeof name, "%03d.png", n);
+      Result<testing::DecodedVideo> one = testing::DecodeVideo(films[0] + "/" + name);
+      Result<testing::DecodedVideo> three = testing::DecodeVideo(films[1] + "/" + name);
+      ASSERT_TRUE(one.ok() && three.ok());
+      ASSERT_TRUE(one->rgb[0] == three->rgb[0]) << page << ": frame " << n << " differs";
+    }
+  }
+}
+
 TEST_F(RendererTest, RandomNumbersRepeatAcrossLanes) {
   std::vector<std::vector<uint8_t>> films[2];
   for (int lanes : {1, 3}) {
