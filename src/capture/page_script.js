@@ -132,7 +132,8 @@
     paused: Object.getOwnPropertyDescriptor(media, 'paused'),
     ended: Object.getOwnPropertyDescriptor(media, 'ended'),
   };
-  // <video> -> { playing, base (s), since (film ms), ended, shown (s, the last seek) }
+  // <video> -> { playing, base (s), since (film ms), ended, shown (s, the last seek),
+  //              landed (resolves the sync waiting on a seek), unseekable }
   const models = new WeakMap();
   const isVideo = (el) => el instanceof HTMLVideoElement;
   // Real autoplay would start the media clock behind the model's back (and a playing
@@ -259,6 +260,27 @@
   watchVideos.observe(document, {
     childList: true, subtree: true, attributes: true, attributeFilter: ['autoplay'],
   });
+  // The real element's own playback events (from pagereel's seeks and pauses) must not
+  // reach the page, which gets the model's instead: they are stopped at the window, before
+  // any listener of the page, and a seek that landed resolves the sync waiting for it.
+  // canplay and canplaythrough pass the first time (pages wait for them to start).
+  const modelled = ['play', 'playing', 'pause', 'seeking', 'seeked', 'timeupdate', 'ended', 'waiting'];
+  const once = { canplay: new WeakSet(), canplaythrough: new WeakSet() };
+  const intercept = (e) => {
+    const el = e.target;
+    if (!e.isTrusted || !isVideo(el)) return;
+    if (once[e.type]) {
+      if (!once[e.type].has(el)) { once[e.type].add(el); return; }
+    } else if (e.type === 'seeked' || e.type === 'error') {
+      const m = models.get(el);
+      if (m && m.landed) { const done = m.landed; m.landed = null; done(); }
+      if (e.type === 'error') return;
+    }
+    e.stopImmediatePropagation();
+  };
+  for (const type of [...modelled, 'canplay', 'canplaythrough', 'error']) {
+    window.addEventListener(type, intercept, true);
+  }
   // Seeks every video of this document to its model's time; resolves when all have landed.
   const syncVideos = () => Promise.all([...document.querySelectorAll('video')].map((el) => {
     const m = modelOf(el);
@@ -290,15 +312,14 @@
           return;
         }
         m.shown = target;
-        el.addEventListener('seeked', () => resolve(), { once: true });
-        el.addEventListener('error', () => resolve(), { once: true });
+        m.landed = resolve;  // Called by intercept() on the seek's seeked (or an error).
         real.currentTime.set.call(el, target);
       };
       if (el.readyState >= HTMLMediaElement.HAVE_METADATA) {
         seek();
       } else {
-        el.addEventListener('loadedmetadata', seek, { once: true });
-        el.addEventListener('error', () => resolve(), { once: true });
+        m.landed = resolve;  // An error before the metadata ends the wait too.
+        el.addEventListener('loadedmetadata', () => { m.landed = null; seek(); }, { once: true });
       }
     });
   }));

@@ -76,7 +76,10 @@ def expected(expect, n, fps):
             k += 1
         return 0 if n < k else t - frame_time_ms(k, fps)
     if isinstance(expect, dict) and "video_fps" in expect:
-        return (t * expect["video_fps"]) // 1000
+        frame = (t * expect["video_fps"]) // 1000
+        return frame % expect["loop_frames"] if "loop_frames" in expect else frame
+    if isinstance(expect, dict) and "t_mod" in expect:
+        return t % expect["t_mod"]
     raise ValueError("unknown expectation %r" % (expect,))
 
 
