@@ -1,0 +1,434 @@
+#include "serve/egress/policy.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/network_v4.hpp>
+#include <boost/asio/ip/network_v6.hpp>
+
+#include "serve/egress/address_class.h"
+
+namespace pagereel::serve::egress {
+
+namespace ip = boost::asio::ip;
+
+struct PolicyRules {
+  struct Origin {
+    std::string host;  // Normalised; for "*.example.com" the suffix ".example.com".
+    bool subdomains = false;
+    uint16_t port = 0;
+  };
+  struct Override {
+    std::string host;
+    std::optional<uint16_t> port;  // nullopt: every port.
+    std::vector<ip::address> addresses;
+  };
+  std::vector<Origin> origins;
+  std::vector<ip::network_v4> v4_blocks;
+  std::vector<ip::network_v6> v6_blocks;
+  std::vector<Override> overrides;
+};
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); });
+  return out;
+}
+
+std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::optional<uint16_t> DefaultPort(std::string_view scheme) {
+  if (scheme == "http" || scheme == "ws") return 80;
+  if (scheme == "https" || scheme == "wss") return 443;
+  return std::nullopt;
+}
+
+std::optional<uint16_t> ParsePort(std::string_view text) {
+  if (text.empty() || text.size() > 5) return std::nullopt;
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
+    return std::nullopt;
+  }
+  return static_cast<uint16_t>(value);
+}
+
+bool IsHostNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
+// An IPv4 literal in any form the WHATWG URL parser and inet_aton accept ("127.1",
+// "0x7f.0.0.1", "2130706433"), so that both read the same address.
+std::optional<ip::address_v4> ParseIpv4Literal(const std::string& host) {
+  if (host.empty() || host.find_first_not_of("0123456789abcdefxABCDEFX.") != std::string::npos) {
+    return std::nullopt;
+  }
+  in_addr a{};
+  if (::inet_aton(host.c_str(), &a) == 0) return std::nullopt;
+  return ip::address_v4(ntohl(a.s_addr));
+}
+
+// Lowercase, one trailing dot dropped, IP literals canonical. Returns an error message.
+std::optional<std::string> NormaliseHost(std::string_view raw, std::string* out) {
+  if (raw.empty()) return "the host is empty";
+  if (raw.front() == '[') {
+    if (raw.back() != ']') return "an IPv6 address must be closed with ']'";
+    std::string inner(raw.substr(1, raw.size() - 2));
+    boost::system::error_code ec;
+    ip::address_v6 v6 = ip::make_address_v6(inner, ec);
+    if (ec || inner.find('%') != std::string::npos) return "bad IPv6 address " + Quoted(inner);
+    *out = v6.to_string();
+    return std::nullopt;
+  }
+  for (char c : raw) {
+    if (!IsHostNameChar(c)) {
+      return "the host " + Quoted(raw) + " has a character other than letters, digits, '-', '.' "
+             "and '_' (write international names in punycode)";
+    }
+  }
+  std::string host = Lower(raw);
+  if (host.size() > 1 && host.back() == '.') host.pop_back();
+  if (host.empty() || host == ".") return "the host is empty";
+  if (std::optional<ip::address_v4> v4 = ParseIpv4Literal(host)) host = v4->to_string();
+  *out = std::move(host);
+  return std::nullopt;
+}
+
+std::optional<ip::address> LiteralAddress(std::string_view host) {
+  boost::system::error_code ec;
+  ip::address a = ip::make_address(std::string(host), ec);
+  if (ec) return std::nullopt;
+  return a;
+}
+
+Result<PolicyRules::Origin> ParseOrigin(const std::string& entry) {
+  auto bad = [&](std::string why) {
+    return InvalidArgumentError("allow entry " + Quoted(entry) + ": " + why +
+                                " (an origin looks like https://intranet.example or "
+                                "http://127.0.0.1:8081)");
+  };
+  std::string_view text = entry;
+  std::string_view rest = text;
+  bool subdomains = false;
+  size_t sep = text.find("://");
+  std::string scheme = Lower(text.substr(0, sep));
+  rest = text.substr(sep + 3);
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.starts_with("*.")) {
+    subdomains = true;
+    rest.remove_prefix(1);  // Keep the dot: ".example.com" is the suffix to match.
+  }
+  std::string wildcard_free(rest.substr(subdomains ? 1 : 0));
+  Result<UrlParts> parts =
+      ParseUrl(scheme + "://" + wildcard_free + "/");
+  if (!parts.ok()) return bad(std::string(parts.status().message()));
+  if (parts->scheme != "http" && parts->scheme != "https" && parts->scheme != "ws" &&
+      parts->scheme != "wss") {
+    return bad("the scheme must be http, https, ws or wss");
+  }
+  if (rest.find_first_of("/?#@") != std::string_view::npos) {
+    return bad("an origin has no path, query or user name");
+  }
+  PolicyRules::Origin origin;
+  origin.host = subdomains ? "." + parts->host : parts->host;
+  origin.subdomains = subdomains;
+  origin.port = parts->port;
+  return origin;
+}
+
+Status ParseBlock(const std::string& entry, PolicyRules& rules) {
+  auto bad = [&](std::string why) {
+    return InvalidArgumentError("allow entry " + Quoted(entry) + ": " + why +
+                                " (a CIDR block looks like 10.0.0.0/8 or fd00::/8)");
+  };
+  size_t slash = entry.find('/');
+  std::string addr_text = entry.substr(0, slash);
+  if (addr_text.size() > 2 && addr_text.front() == '[' && addr_text.back() == ']') {
+    addr_text = addr_text.substr(1, addr_text.size() - 2);
+  }
+  std::optional<ip::address> addr = LiteralAddress(addr_text);
+  if (!addr || addr_text.find('%') != std::string::npos) {
+    return bad("it is neither an origin (scheme://host) nor an IP address or CIDR block");
+  }
+  int max_prefix = addr->is_v4() ? 32 : 128;
+  int prefix = max_prefix;
+  if (slash != std::string::npos) {
+    std::string_view p = std::string_view(entry).substr(slash + 1);
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), prefix);
+    if (p.empty() || ec != std::errc() || end != p.data() + p.size() || prefix < 0 ||
+        prefix > max_prefix) {
+      return bad("the prefix length must be a number from 0 to " + std::to_string(max_prefix));
+    }
+  }
+  if (addr->is_v4()) {
+    ip::network_v4 net(addr->to_v4(), static_cast<unsigned short>(prefix));
+    if (net.canonical() != net) {
+      return bad("it has bits set after the prefix; did you mean " +
+                 net.canonical().to_string() + "?");
+    }
+    rules.v4_blocks.push_back(net);
+  } else {
+    ip::network_v6 net(addr->to_v6(), static_cast<unsigned short>(prefix));
+    if (net.canonical() != net) {
+      return bad("it has bits set after the prefix; did you mean " +
+                 net.canonical().to_string() + "?");
+    }
+    rules.v6_blocks.push_back(net);
+  }
+  return Status::Ok();
+}
+
+Result<PolicyRules::Override> ParseOverride(const std::string& entry) {
+  auto bad = [&](std::string why) {
+    return InvalidArgumentError("resolve entry " + Quoted(entry) + ": " + why +
+                                " (write host:port:address[,address...], e.g. "
+                                "evil.test:80:127.0.0.1 or example.com:*:[::1])");
+  };
+  size_t first = entry.find(':');
+  size_t second = first == std::string::npos ? first : entry.find(':', first + 1);
+  if (second == std::string::npos) return bad("it needs three parts separated by ':'");
+  PolicyRules::Override o;
+  if (std::optional<std::string> why = NormaliseHost(entry.substr(0, first), &o.host)) {
+    return bad(*why);
+  }
+  std::string port = entry.substr(first + 1, second - first - 1);
+  if (port != "*") {
+    o.port = ParsePort(port);
+    if (!o.port) return bad("the port must be 1 to 65535 or *");
+  }
+  std::string_view list = std::string_view(entry).substr(second + 1);
+  while (true) {
+    size_t comma = list.find(',');
+    std::string one(list.substr(0, comma));
+    if (one.size() > 2 && one.front() == '[' && one.back() == ']') one = one.substr(1, one.size() - 2);
+    std::optional<ip::address> a = LiteralAddress(one);
+    if (!a) return bad(Quoted(one) + " is not an IP address");
+    o.addresses.push_back(*a);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return o;
+}
+
+std::string DescribeAddress(const ip::address& a) {
+  std::string text = a.to_string();
+  if (a.is_v6()) {
+    if (std::optional<uint32_t> v4 = EmbeddedIpv4(a.to_v6())) {
+      text += " (IPv4 " + ip::address_v4(*v4).to_string() + ")";
+    }
+  }
+  return text;
+}
+
+bool InBlock(const ip::address_v4& a, const ip::network_v4& block) {
+  return ip::network_v4(a, block.prefix_length()).canonical() == block;
+}
+
+bool InBlock(const ip::address_v6& a, const ip::network_v6& block) {
+  return ip::network_v6(ip::address_v6(a.to_bytes()), block.prefix_length()).canonical() == block;
+}
+
+}  // namespace
+
+Result<UrlParts> ParseUrl(std::string_view url) {
+  size_t colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return InvalidArgumentError("it has no scheme (write http:// or https://)");
+  }
+  UrlParts parts;
+  parts.scheme = Lower(url.substr(0, colon));
+  if (parts.scheme.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789+.-") !=
+      std::string::npos) {
+    return InvalidArgumentError("its scheme is not valid");
+  }
+  std::optional<uint16_t> default_port = DefaultPort(parts.scheme);
+  if (!default_port) {
+    return InvalidArgumentError("scheme " + parts.scheme +
+                                " is not allowed (only http, https, ws and wss)");
+  }
+  std::string_view rest = url.substr(colon + 1);
+  if (!rest.starts_with("//")) return InvalidArgumentError("it has no //host after the scheme");
+  rest.remove_prefix(2);
+  size_t end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, end);
+  std::string_view tail = end == std::string_view::npos ? "" : rest.substr(end);
+  if (size_t hash = tail.find('#'); hash != std::string_view::npos) tail = tail.substr(0, hash);
+  parts.path = tail.empty() ? "/" : (tail.front() == '?' ? "/" + std::string(tail) : std::string(tail));
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f ||
+        c == '\\') {
+      return InvalidArgumentError(
+          "it has a space, control character, backslash or non-ASCII character");
+    }
+  }
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view host = authority;
+  std::string_view port;
+  if (authority.starts_with("[")) {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) return InvalidArgumentError("its IPv6 host has no ']'");
+    host = authority.substr(0, close + 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return InvalidArgumentError("it has text after the IPv6 host");
+      port = after.substr(1);
+    }
+  } else if (size_t c = authority.rfind(':'); c != std::string_view::npos) {
+    host = authority.substr(0, c);
+    port = authority.substr(c + 1);
+  }
+  if (std::optional<std::string> why = NormaliseHost(host, &parts.host)) {
+    return InvalidArgumentError(*why);
+  }
+  parts.port = *default_port;
+  if (!port.empty()) {
+    std::optional<uint16_t> p = ParsePort(port);
+    if (!p) return InvalidArgumentError("its port " + Quoted(port) + " is not 1 to 65535");
+    parts.port = *p;
+  }
+  return parts;
+}
+
+Policy::Policy() : rules_(std::make_shared<PolicyRules>()) {}
+Policy::~Policy() = default;
+Policy::Policy(const Policy&) = default;
+Policy& Policy::operator=(const Policy&) = default;
+Policy::Policy(Policy&&) noexcept = default;
+Policy& Policy::operator=(Policy&&) noexcept = default;
+
+Result<Policy> Policy::Parse(const std::vector<std::string>& allow,
+                             const std::vector<std::string>& resolve) {
+  auto rules = std::make_shared<PolicyRules>();
+  for (const std::string& entry : allow) {
+    if (entry.empty()) {
+      return InvalidArgumentError("an allow entry is empty (write an origin such as "
+                                  "https://intranet.example or a CIDR block such as 10.0.0.0/8)");
+    }
+    if (entry.find("://") != std::string::npos) {
+      PR_ASSIGN_OR_RETURN(PolicyRules::Origin origin, ParseOrigin(entry));
+      rules->origins.push_back(std::move(origin));
+    } else {
+      PR_RETURN_IF_ERROR(ParseBlock(entry, *rules));
+    }
+  }
+  for (const std::string& entry : resolve) {
+    PR_ASSIGN_OR_RETURN(PolicyRules::Override o, ParseOverride(entry));
+    rules->overrides.push_back(std::move(o));
+  }
+  Policy policy;
+  policy.rules_ = std::move(rules);
+  return policy;
+}
+
+std::optional<std::string> Policy::RefusalReason(std::string_view host, uint16_t port,
+                                                 const ip::address& address) const {
+  for (const PolicyRules::Origin& o : rules_->origins) {
+    if (o.port != port) continue;
+    if (o.subdomains ? (host.size() > o.host.size() && host.ends_with(o.host)) : host == o.host) {
+      return std::nullopt;
+    }
+  }
+  AddressClass cls = Classify(address);
+  if (cls == AddressClass::kPublic) return std::nullopt;
+  std::optional<ip::address_v4> v4;
+  if (address.is_v4()) {
+    v4 = address.to_v4();
+  } else if (std::optional<uint32_t> embedded = EmbeddedIpv4(address.to_v6())) {
+    v4 = ip::address_v4(*embedded);
+  }
+  if (v4) {
+    for (const ip::network_v4& block : rules_->v4_blocks) {
+      if (InBlock(*v4, block)) return std::nullopt;
+    }
+  }
+  if (address.is_v6()) {
+    for (const ip::network_v6& block : rules_->v6_blocks) {
+      if (InBlock(address.to_v6(), block)) return std::nullopt;
+    }
+  }
+  return std::string(AddressClassName(cls)) + " address " + DescribeAddress(address);
+}
+
+Result<std::vector<ip::address>> Policy::Resolve(std::string_view host, uint16_t port) const {
+  for (const PolicyRules::Override& o : rules_->overrides) {
+    if (o.host == host && (!o.port || *o.port == port)) return o.addresses;
+  }
+  std::string name(host);
+  if (std::optional<ip::address> literal = LiteralAddress(name)) {
+    return std::vector<ip::address>{*literal};
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;
+  addrinfo* found = nullptr;
+  int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found);
+  if (rc != 0) {
+    return NotFoundError("could not resolve " + name + ": " + ::gai_strerror(rc));
+  }
+  std::vector<ip::address> out;
+  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    ip::address a;
+    if (ai->ai_family == AF_INET) {
+      const auto* sin = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
+      a = ip::address_v4(ntohl(sin->sin_addr.s_addr));
+    } else if (ai->ai_family == AF_INET6) {
+      const auto* sin6 = reinterpret_cast<const sockaddr_in6*>(ai->ai_addr);
+      ip::address_v6::bytes_type bytes;
+      std::copy(std::begin(sin6->sin6_addr.s6_addr), std::end(sin6->sin6_addr.s6_addr),
+                bytes.begin());
+      a = ip::address_v6(bytes, sin6->sin6_scope_id);
+    } else {
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  }
+  ::freeaddrinfo(found);
+  if (out.empty()) return NotFoundError("could not resolve " + name + ": no IP address");
+  return out;
+}
+
+Result<std::optional<Refusal>> Policy::Check(std::string_view host, uint16_t port) const {
+  PR_ASSIGN_OR_RETURN(std::vector<ip::address> addresses, Resolve(host, port));
+  for (const ip::address& a : addresses) {
+    if (std::optional<std::string> why = RefusalReason(host, port, a)) {
+      return std::optional<Refusal>(Refusal{std::string(host), port, a.to_string(), *why, ""});
+    }
+  }
+  return std::optional<Refusal>();
+}
+
+Status CheckUrl(const Policy& policy, std::string_view url) {
+  std::string scheme = Lower(url.substr(0, url.find(':')));
+  if (scheme != "http" && scheme != "https" && url.find(':') != std::string_view::npos) {
+    return InvalidArgumentError("the URL " + Quoted(url) + " is refused: scheme " + scheme +
+                                " is not allowed (only http and https)");
+  }
+  Result<UrlParts> parts = ParseUrl(url);
+  if (!parts.ok()) {
+    return InvalidArgumentError("the URL " + Quoted(url) + " is refused: " +
+                                std::string(parts.status().message()));
+  }
+  Result<std::optional<Refusal>> refusal = policy.Check(parts->host, parts->port);
+  if (!refusal.ok()) return refusal.status().WithContext("the URL " + Quoted(url));
+  if (*refusal) {
+    return InvalidArgumentError("the URL " + Quoted(url) + " is refused: " + (*refusal)->reason +
+                                " (only public addresses may be captured unless the service "
+                                "allows more)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace pagereel::serve::egress
