@@ -29,6 +29,17 @@ namespace ip = asio::ip;
 using tcp = ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// One listening socket: the proxy's own, or a channel's. Shared by its sessions, so a
+// channel's handler outlives the connections that report to it.
+struct ProxyListener {
+  explicit ProxyListener(asio::io_context& io) : acceptor(io), retry(io) {}
+  tcp::acceptor acceptor;
+  asio::steady_timer retry;
+  RefusalHandler on_refusal;  // The channel's; empty for the proxy's own listener.
+  uint16_t port = 0;
+  std::atomic<uint64_t> refused{0};
+};
+
 struct ProxyImpl {
   ProxyImpl(Policy p, RefusalHandler h, ProxyOptions o)
       : policy(std::move(p)), on_refusal(std::move(h)), options(o) {}
@@ -50,14 +61,15 @@ struct ProxyImpl {
   // lookups it drops hold sessions whose sockets belong to the I/O context.
   asio::io_context io{1};
   asio::io_context lookups;
-  tcp::acceptor acceptor{io};
-  asio::steady_timer accept_retry{io};
+  std::shared_ptr<ProxyListener> main_listener;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> io_work;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> lookup_work;
   std::jthread io_thread;
   std::vector<std::jthread> lookup_threads;
 
-  void Accept();
+  void Accept(std::shared_ptr<ProxyListener> listener);
+  // Opens a listener on 127.0.0.1 on a port the kernel picks and starts accepting on it.
+  Result<std::shared_ptr<ProxyListener>> Listen(RefusalHandler on_refusal);
 };
 
 namespace {
@@ -69,8 +81,12 @@ std::string Reason(http::status status) { return std::string(http::obsolete_reas
 // alive by the handlers that refer to it.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket client, ProxyImpl& proxy)
-      : proxy_(proxy), client_(std::move(client)), upstream_(proxy.io), timer_(proxy.io) {
+  Session(tcp::socket client, ProxyImpl& proxy, std::shared_ptr<ProxyListener> listener)
+      : proxy_(proxy),
+        listener_(std::move(listener)),
+        client_(std::move(client)),
+        upstream_(proxy.io),
+        timer_(proxy.io) {
     ++proxy_.active;
   }
   ~Session() { --proxy_.active; }
@@ -356,6 +372,8 @@ class Session : public std::enable_shared_from_this<Session> {
     ++proxy_.refused;
     Refusal refusal{host_, port_, std::move(address), std::move(reason), request_line_};
     std::string text = "pagereel egress policy refused " + request_line_ + ": " + refusal.reason;
+    ++listener_->refused;
+    if (listener_->on_refusal) listener_->on_refusal(refusal);
     if (proxy_.on_refusal) proxy_.on_refusal(refusal);
     Respond(http::status::forbidden, text);
   }
@@ -394,6 +412,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   ProxyImpl& proxy_;
+  std::shared_ptr<ProxyListener> listener_;
   tcp::socket client_;
   tcp::socket upstream_;
   asio::steady_timer timer_;
@@ -417,35 +436,51 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
-void ProxyImpl::Accept() {
-  acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
-    if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      ++connections;
-      if (active.load() >= options.max_connections) {
-        ++failed;
-        // The socket is new, so this short answer fits its send buffer at once.
-        static constexpr std::string_view kBusy =
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        boost::system::error_code write_ec;
-        socket.non_blocking(true, write_ec);
-        socket.write_some(asio::buffer(kBusy), write_ec);
-        socket.close(write_ec);
-      } else {
-        std::make_shared<Session>(std::move(socket), *this)->Start();
-      }
-    }
+void ProxyImpl::Accept(std::shared_ptr<ProxyListener> listener) {
+  ProxyListener& l = *listener;
+  l.acceptor.async_accept([this, listener = std::move(listener)](boost::system::error_code ec,
+                                                                 tcp::socket socket) mutable {
+    if (ec == asio::error::operation_aborted || !listener->acceptor.is_open()) return;
     if (ec) {
       // Out of descriptors or a connection reset before it was accepted: keep listening,
       // after a pause so that a lasting EMFILE does not spin the I/O thread.
-      accept_retry.expires_after(std::chrono::milliseconds(50));
-      accept_retry.async_wait([this](boost::system::error_code e) {
-        if (!e) Accept();
+      listener->retry.expires_after(std::chrono::milliseconds(50));
+      listener->retry.async_wait([this, listener](boost::system::error_code e) {
+        if (!e) Accept(listener);
       });
       return;
     }
-    Accept();
+    ++connections;
+    if (active.load() >= options.max_connections) {
+      ++failed;
+      // The socket is new, so this short answer fits its send buffer at once.
+      static constexpr std::string_view kBusy =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      boost::system::error_code write_ec;
+      socket.non_blocking(true, write_ec);
+      socket.write_some(asio::buffer(kBusy), write_ec);
+      socket.close(write_ec);
+    } else {
+      std::make_shared<Session>(std::move(socket), *this, listener)->Start();
+    }
+    Accept(std::move(listener));
   });
+}
+
+Result<std::shared_ptr<ProxyListener>> ProxyImpl::Listen(RefusalHandler handler) {
+  auto listener = std::make_shared<ProxyListener>(io);
+  listener->on_refusal = std::move(handler);
+  boost::system::error_code ec;
+  tcp::endpoint where(ip::address_v4::loopback(), 0);
+  tcp::acceptor& a = listener->acceptor;
+  a.open(where.protocol(), ec);
+  if (!ec) a.bind(where, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (!ec) listener->port = a.local_endpoint(ec).port();
+  if (ec) return IoError("opening an egress proxy port on 127.0.0.1: " + ec.message());
+  // Accepting starts on the I/O thread, which owns the acceptor from then on.
+  asio::post(io, [this, listener] { Accept(listener); });
+  return listener;
 }
 
 Result<std::unique_ptr<Proxy>> Proxy::Start(Policy policy, RefusalHandler on_refusal,
@@ -455,18 +490,10 @@ Result<std::unique_ptr<Proxy>> Proxy::Start(Policy policy, RefusalHandler on_ref
                                 "connection");
   }
   auto impl = std::make_unique<ProxyImpl>(std::move(policy), std::move(on_refusal), options);
-  boost::system::error_code ec;
-  tcp::endpoint where(ip::address_v4::loopback(), 0);
-  impl->acceptor.open(where.protocol(), ec);
-  if (!ec) impl->acceptor.bind(where, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return IoError("starting the egress proxy on 127.0.0.1: " + ec.message());
-  impl->port = impl->acceptor.local_endpoint(ec).port();
-  if (ec) return IoError("starting the egress proxy on 127.0.0.1: " + ec.message());
-
+  PR_ASSIGN_OR_RETURN(impl->main_listener, impl->Listen(nullptr));
+  impl->port = impl->main_listener->port;
   impl->io_work.emplace(impl->io.get_executor());
   impl->lookup_work.emplace(impl->lookups.get_executor());
-  impl->Accept();
   ProxyImpl* raw = impl.get();
   impl->io_thread = std::jthread([raw] {
     SetCurrentThreadName("egress-io");
@@ -489,6 +516,33 @@ Proxy::~Proxy() {
   impl_->lookup_threads.clear();  // Joins.
   if (impl_->io_thread.joinable()) impl_->io_thread.join();
 }
+
+Result<std::unique_ptr<ProxyChannel>> Proxy::OpenChannel(RefusalHandler on_refusal) {
+  PR_ASSIGN_OR_RETURN(std::shared_ptr<ProxyListener> listener,
+                      impl_->Listen(std::move(on_refusal)));
+  return std::unique_ptr<ProxyChannel>(new ProxyChannel(impl_->io, std::move(listener)));
+}
+
+ProxyChannel::ProxyChannel(asio::io_context& io, std::shared_ptr<ProxyListener> listener)
+    : io_(io), listener_(std::move(listener)) {}
+
+ProxyChannel::~ProxyChannel() {
+  // The acceptor belongs to the I/O thread; close it there. The listener lives on in the
+  // sessions still open through it.
+  asio::post(io_, [listener = listener_] {
+    boost::system::error_code ec;
+    listener->acceptor.close(ec);
+    listener->retry.cancel();
+  });
+}
+
+uint16_t ProxyChannel::port() const { return listener_->port; }
+
+std::string ProxyChannel::Url() const {
+  return "http://127.0.0.1:" + std::to_string(listener_->port);
+}
+
+uint64_t ProxyChannel::refused() const { return listener_->refused.load(); }
 
 uint16_t Proxy::port() const { return impl_->port; }
 

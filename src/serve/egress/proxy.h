@@ -37,6 +37,10 @@
 #include "base/status.h"
 #include "serve/egress/policy.h"
 
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
 namespace pagereel::serve::egress {
 
 struct ProxyOptions {
@@ -57,9 +61,33 @@ struct ProxyStats {
   uint64_t active = 0;       // Client connections open now.
 };
 
-struct ProxyImpl;  // Defined in proxy.cc.
+struct ProxyImpl;      // Defined in proxy.cc.
+struct ProxyListener;  // Defined in proxy.cc.
 
 using RefusalHandler = std::function<void(const Refusal&)>;
+
+// Another port of the same proxy, for one browser context (one capture), so that refusals
+// can be told apart by capture: requests that come through it are reported to its own
+// handler as well as the proxy's. Give it to Target.createBrowserContext as
+// {"proxyServer": Url(), "proxyBypassList": "<-loopback>"}. Destroying it stops it
+// listening; connections already open finish as usual. Any thread; the handler runs on the
+// proxy's I/O thread.
+class ProxyChannel {
+ public:
+  ~ProxyChannel();
+  ProxyChannel(const ProxyChannel&) = delete;
+  ProxyChannel& operator=(const ProxyChannel&) = delete;
+
+  uint16_t port() const;
+  std::string Url() const;  // "http://127.0.0.1:<port>".
+  uint64_t refused() const;  // Requests refused through this channel so far.
+
+ private:
+  friend class Proxy;
+  ProxyChannel(boost::asio::io_context& io, std::shared_ptr<ProxyListener> listener);
+  boost::asio::io_context& io_;
+  std::shared_ptr<ProxyListener> listener_;
+};
 
 class Proxy {
  public:
@@ -90,6 +118,10 @@ class Proxy {
   std::vector<std::string> BrowserArgs() const;
 
   ProxyStats stats() const;
+
+  // A port of its own for one browser context (see ProxyChannel).
+  // REQUIRES: every channel is destroyed before the Proxy.
+  Result<std::unique_ptr<ProxyChannel>> OpenChannel(RefusalHandler on_refusal);
 
  private:
   explicit Proxy(std::unique_ptr<ProxyImpl> impl);

@@ -265,6 +265,51 @@ TEST(ProxyTest, StopsWithConnectionsOpen) {
   EXPECT_EQ(a.ReadAll(), "");
 }
 
+TEST(ProxyTest, ChannelsReportTheirOwnRefusals) {
+  Recorded all;
+  auto proxy = StartProxy(Policy(), &all);
+  Recorded mine;
+  Result<std::unique_ptr<ProxyChannel>> channel = proxy->OpenChannel([&](const Refusal& r) {
+    std::lock_guard lock(mine.mu);
+    mine.refusals.push_back(r);
+  });
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  EXPECT_NE((*channel)->port(), proxy->port());
+  {
+    Client c((*channel)->port());
+    c.Send("CONNECT 169.254.169.254:80 HTTP/1.1\r\n\r\n");
+    EXPECT_TRUE(c.ReadAll().starts_with("HTTP/1.1 403"));
+  }
+  {
+    Client c(proxy->port());
+    c.Send("CONNECT 10.1.1.1:80 HTTP/1.1\r\n\r\n");
+    EXPECT_TRUE(c.ReadAll().starts_with("HTTP/1.1 403"));
+  }
+  EXPECT_EQ((*channel)->refused(), 1u);
+  {
+    std::lock_guard lock(mine.mu);
+    ASSERT_EQ(mine.refusals.size(), 1u);
+    EXPECT_EQ(mine.refusals[0].reason, "cloud metadata address 169.254.169.254");
+  }
+  {
+    std::lock_guard lock(all.mu);
+    EXPECT_EQ(all.refusals.size(), 2u);
+  }
+  uint16_t port = (*channel)->port();
+  channel->reset();
+  // The channel's port closes (on the I/O thread, soon after).
+  bool closed = false;
+  for (int i = 0; i < 100 && !closed; ++i) {
+    asio::io_context io;
+    tcp::socket s(io);
+    boost::system::error_code ec;
+    s.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port), ec);
+    closed = static_cast<bool>(ec);
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(closed);
+}
+
 TEST(ProxyTest, BrowserArgsNameTheProxyAndDropTheLoopbackBypass) {
   Recorded recorded;
   auto proxy = StartProxy(Policy(), &recorded);

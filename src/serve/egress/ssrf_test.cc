@@ -195,7 +195,8 @@ TestResponse ServeSite(const TestRequest& r, uint16_t victim, uint16_t udp) {
 enum class Route {
   kDirect,         // No proxy: the control.
   kBrowserProxy,   // Proxy::BrowserArgs() on the browser's command line.
-  kContextProxy,   // The context names the proxy; the browser has only the WebRTC switch.
+  kContextProxy,   // The context names a channel of the proxy; the browser has only the
+                   // WebRTC switch.
 };
 
 struct Outcome {
@@ -205,6 +206,7 @@ struct Outcome {
   json page_results;
   std::vector<Refusal> refusals;
   std::vector<TestRequest> site_requests;
+  uint64_t channel_refused = 0;
   json navigate_direct;
   json navigate_redirect;
 };
@@ -234,13 +236,15 @@ Outcome RunAttack(Route route) {
   // victim by that name; behind the proxy the browser resolves nothing.
   options.extra_args.push_back("--host-resolver-rules=MAP evil.test 127.0.0.1");
   json context_params = json::object();
+  std::unique_ptr<ProxyChannel> channel;
   if (route == Route::kBrowserProxy) {
     for (const std::string& arg : (*proxy)->BrowserArgs()) options.extra_args.push_back(arg);
   } else if (route == Route::kContextProxy) {
     // No proxy can carry WebRTC's UDP; without this switch the control's STUN packets are
     // sent from a proxied context too (measured: 4 packets).
     options.extra_args.push_back("--force-webrtc-ip-handling-policy=disable_non_proxied_udp");
-    context_params = {{"proxyServer", (*proxy)->Url()}, {"proxyBypassList", "<-loopback>"}};
+    channel = std::move((*proxy)->OpenChannel(nullptr)).value();
+    context_params = {{"proxyServer", channel->Url()}, {"proxyBypassList", "<-loopback>"}};
   }
   Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch(options);
   EXPECT_TRUE(browser.ok()) << browser.status().ToString();
@@ -271,6 +275,7 @@ Outcome RunAttack(Route route) {
   out.victim_connections = victim.connections();
   out.udp_packets = udp.packets();
   out.site_requests = site.requests();
+  if (channel) out.channel_refused = channel->refused();
   std::lock_guard lock(mu);
   return out;
 }
@@ -336,10 +341,12 @@ TEST(SsrfTest, BehindTheProxyNothingReachesTheVictim) {
   ExpectNothingReachesTheVictim(o);
 }
 
-TEST(SsrfTest, AContextWithTheProxyAsItsProxyServerIsCoveredToo) {
+TEST(SsrfTest, AContextWithAChannelAsItsProxyServerIsCoveredToo) {
   Outcome o = RunAttack(Route::kContextProxy);
   Print("context proxyServer", o);
   ExpectNothingReachesTheVictim(o);
+  // Every refusal came through the context's own channel, so it can be told apart.
+  EXPECT_EQ(o.channel_refused, o.refusals.size());
 }
 
 }  // namespace
