@@ -117,28 +117,17 @@ Result<PolicyRules::Origin> ParseOrigin(const std::string& entry) {
                                 " (an origin looks like https://intranet.example or "
                                 "http://127.0.0.1:8081)");
   };
-  std::string_view text = entry;
-  std::string_view rest = text;
-  bool subdomains = false;
-  size_t sep = text.find("://");
-  std::string scheme = Lower(text.substr(0, sep));
-  rest = text.substr(sep + 3);
+  size_t sep = entry.find("://");
+  std::string scheme = Lower(std::string_view(entry).substr(0, sep));
+  std::string_view rest = std::string_view(entry).substr(sep + 3);
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.starts_with("*.")) {
-    subdomains = true;
-    rest.remove_prefix(1);  // Keep the dot: ".example.com" is the suffix to match.
-  }
-  std::string wildcard_free(rest.substr(subdomains ? 1 : 0));
-  Result<UrlParts> parts =
-      ParseUrl(scheme + "://" + wildcard_free + "/");
-  if (!parts.ok()) return bad(std::string(parts.status().message()));
-  if (parts->scheme != "http" && parts->scheme != "https" && parts->scheme != "ws" &&
-      parts->scheme != "wss") {
-    return bad("the scheme must be http, https, ws or wss");
-  }
   if (rest.find_first_of("/?#@") != std::string_view::npos) {
     return bad("an origin has no path, query or user name");
   }
+  bool subdomains = rest.starts_with("*.");
+  if (subdomains) rest.remove_prefix(2);
+  Result<UrlParts> parts = ParseUrl(scheme + "://" + std::string(rest) + "/");
+  if (!parts.ok()) return bad(std::string(parts.status().message()));
   PolicyRules::Origin origin;
   origin.host = subdomains ? "." + parts->host : parts->host;
   origin.subdomains = subdomains;

@@ -1,6 +1,8 @@
 #include "serve/egress/proxy.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -59,7 +61,7 @@ struct ProxyImpl {
   // Sessions and handlers hold references into the members above, so those are declared
   // first and destroyed last. The lookup context goes before the I/O context, because the
   // lookups it drops hold sessions whose sockets belong to the I/O context.
-  asio::io_context io{1};
+  asio::io_context io;
   asio::io_context lookups;
   std::shared_ptr<ProxyListener> main_listener;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> io_work;
@@ -73,6 +75,9 @@ struct ProxyImpl {
 };
 
 namespace {
+
+// The longest request line a refusal repeats.
+constexpr size_t kMaxReported = 512;
 
 std::string Reason(http::status status) { return std::string(http::obsolete_reason(status)); }
 
@@ -126,15 +131,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnTimeout() {
     if (phase_ == Phase::kConnecting) {
-      Fail(http::status::gateway_timeout, "timed out resolving or connecting to " + Target());
+      FailQuietly(http::status::gateway_timeout);
     } else {
       // A connection the browser opened ahead of need and never used is no failure.
       if (phase_ != Phase::kHead || client_buf_.size() > 0) ++proxy_.failed;
       Close();
     }
   }
-
-  std::string Target() const { return host_ + ":" + std::to_string(port_); }
 
   void OnRequestHead(beast::error_code ec) {
     if (phase_ == Phase::kDone) return;
@@ -169,24 +172,27 @@ class Session : public std::enable_shared_from_this<Session> {
       port_ = parts->port;
     } else {
       request_line_ = std::string(req.method_string()) + " " + target;
-      if (target.find("://") == std::string::npos) {
+      size_t sep = target.find("://");
+      if (sep == std::string::npos) {
         Fail(http::status::bad_request,
              "this is a proxy: send absolute-form requests (GET http://host/path) or CONNECT");
         return;
       }
-      Result<UrlParts> parts = ParseUrl(target);
-      if (!parts.ok()) {
-        std::string why(parts.status().message());
-        if (why.starts_with("scheme")) {
-          Refuse("", why);
-        } else {
-          Fail(http::status::bad_request, "bad request target: " + why);
-        }
+      std::string scheme = target.substr(0, sep);
+      std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (scheme != "http") {
+        // https, ws and wss arrive as CONNECT (an absolute https URL would ask us to speak
+        // TLS); every other scheme is refused by the policy.
+        bool tunnelled = scheme == "https" || scheme == "ws" || scheme == "wss";
+        Refuse("", "scheme " + scheme.substr(0, 20) +
+                       (tunnelled ? " must be tunnelled with CONNECT" : " is not allowed"));
         return;
       }
-      if (parts->scheme != "http") {
-        // https and wss arrive as CONNECT; an absolute https URL would ask us to speak TLS.
-        Refuse("", "scheme " + parts->scheme + " must be tunnelled with CONNECT");
+      Result<UrlParts> parts = ParseUrl(target);
+      if (!parts.ok()) {
+        Fail(http::status::bad_request,
+             "bad request target: " + std::string(parts.status().message()));
         return;
       }
       host_ = parts->host;
@@ -210,7 +216,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResolved(Result<std::vector<ip::address>> found) {
     if (phase_ == Phase::kDone) return;
     if (!found.ok()) {
-      Fail(http::status::bad_gateway, std::string(found.status().message()));
+      FailQuietly(http::status::bad_gateway);
       return;
     }
     std::vector<tcp::endpoint> endpoints;
@@ -232,7 +238,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnConnected(boost::system::error_code ec) {
     if (phase_ == Phase::kDone) return;
     if (ec) {
-      Fail(http::status::bad_gateway, "could not connect to " + Target() + ": " + ec.message());
+      FailQuietly(http::status::bad_gateway);
       return;
     }
     upstream_.set_option(tcp::no_delay(true), ec);
@@ -305,7 +311,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResponseHead(beast::error_code ec) {
     if (phase_ == Phase::kDone) return;
     if (ec) {
-      Fail(http::status::bad_gateway, Target() + " sent no valid HTTP response: " + ec.message());
+      FailQuietly(http::status::bad_gateway);
       return;
     }
     Touch();
@@ -370,17 +376,28 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Refuse(std::string address, std::string reason) {
     ++proxy_.refused;
-    Refusal refusal{host_, port_, std::move(address), std::move(reason), request_line_};
-    std::string text = "pagereel egress policy refused " + request_line_ + ": " + refusal.reason;
+    // The request line goes to logs and to the page: a long URL is cut.
+    std::string line = request_line_.size() > kMaxReported
+                           ? request_line_.substr(0, kMaxReported) + "..."
+                           : request_line_;
+    Refusal refusal{host_, port_, std::move(address), std::move(reason), std::move(line)};
     ++listener_->refused;
     if (listener_->on_refusal) listener_->on_refusal(refusal);
     if (proxy_.on_refusal) proxy_.on_refusal(refusal);
-    Respond(http::status::forbidden, text);
+    // The page may see this body (in a frame, so in a screenshot): it names no address, so
+    // the proxy cannot be used to learn what internal names resolve to.
+    Respond(http::status::forbidden, "pagereel: the capture service's egress policy refused this request");
   }
 
   void Fail(http::status status, std::string text) {
     ++proxy_.failed;
     Respond(status, "pagereel egress proxy: " + text);
+  }
+
+  // A failure whose details stay out of the answer (they would describe the inside).
+  void FailQuietly(http::status status) {
+    ++proxy_.failed;
+    Respond(status, "pagereel egress proxy: the destination could not be reached");
   }
 
   // Answers with `status` and a one-line body, then closes.

@@ -9,7 +9,9 @@
 // pool of lookup threads, never on the I/O thread), checks every address against the
 // Policy, and connects only to the addresses it checked, so a name that re-resolves
 // elsewhere (DNS rebinding) cannot switch the destination. A refused request is answered
-// "403 Forbidden" with a one-line text body, counted, and reported to the refusal handler.
+// "403 Forbidden" with a one-line text body, counted, and reported to the refusal handler
+// with its details; the body names no address, and a name that does not resolve or answer
+// gets the same 502 text as any other, so pages cannot map the inside through the proxy.
 // Plain http responses are relayed with "Connection: close", so each proxied request
 // opens its own connection and the browser never sends a second request (perhaps for
 // another host) down a connection that was checked for the first.

@@ -67,6 +67,8 @@ class Tab {
     return r["result"].value("value", json());
   }
 
+  const std::string& session() const { return session_; }
+
   // Calls `method` on the page's session and returns its "result".
   Result<json> Call(const std::string& method, const json& params = json::object()) {
     PR_ASSIGN_OR_RETURN(cdp::Message reply, client_.Call(method, params.dump(), session_));
