@@ -46,7 +46,7 @@ class io_context;
 namespace pagereel::serve::egress {
 
 struct ProxyOptions {
-  size_t max_connections = 512;  // Chromium opens at most 32 per proxy per context group.
+  size_t max_connections = 512;  // Chromium itself opens at most 32 to one proxy server.
   size_t max_header_bytes = 64 * 1024;
   std::chrono::milliseconds header_timeout{10'000};
   std::chrono::milliseconds connect_timeout{10'000};
