@@ -111,8 +111,8 @@ class Proxy {
 
   // The browser switches that send all of its traffic through this proxy:
   //   --proxy-server=<Url()>
-  //   --proxy-bypass-list=<-loopback>   (Chromium sends localhost and 127.0.0.1 direct
-  //                                      unless told otherwise)
+  //   --proxy-bypass-list=<-loopback>   (otherwise Chromium sends loopback and link-local,
+  //                                      169.254.169.254 included, direct: netns_test.cc)
   //   --force-webrtc-ip-handling-policy=disable_non_proxied_udp   (no WebRTC UDP, which
   //                                      no HTTP proxy can carry)
   // A browser context created with its own proxyServer would not use these: create
