@@ -35,13 +35,6 @@ root=$(cd "$here/../.." && pwd)
 py="python3 $here/serve_bench.py"
 
 services=${SERVICES:-pagereel node browserless}
-pageport=${PAGEPORT:-8091}
-pagereel_port=${PAGEREEL_PORT:-8080}
-node_port=${NODE_PORT:-8090}
-browserless_port=${BROWSERLESS_PORT:-3000}
-capacity=${CAPACITY:-$(nproc)}
-queue=${QUEUE:-100}
-queue_wait_ms=${QUEUE_WAIT_MS:-20000}
 steps=${STEPS:-load pdf overload soak}
 concs=${CONCS:-1 2 4 8}
 duration=${DURATION:-20}
@@ -52,7 +45,6 @@ overload_factor=${OVERLOAD_FACTOR:-2}
 soak_n=${SOAK_N:-10000}
 soak_every=${SOAK_EVERY:-500}
 soak_conc=${SOAK_CONC:-2}
-serve_cmd=${SERVE_CMD:-$root/build/src/cli/pagereel serve --listen 127.0.0.1:$pagereel_port --allow http://127.0.0.1:$pageport}
 out=${OUT_DIR:-$(mktemp -d -t serve-bench.XXXXXX)}
 mkdir -p "$out"
 results=$out/results.jsonl
@@ -64,72 +56,11 @@ has_step() { [[ " $steps " == *" $1 "* ]]; }
 if ! command -v hey >/dev/null; then
   log "hey is missing: apt-get install -y hey"; exit 2
 fi
-for dir in pages node-service; do
-  if [ ! -d "$here/$dir/node_modules" ]; then
-    (cd "$here/$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
-  fi
-done
 
-# ---- processes we start, and how they stop -------------------------------------------
-pages_pid=""
-svc_pid=""
-descendants() {  # every descendant of $1, deepest first
-  local child
-  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
-    descendants "$child"; echo "$child"
-  done
-}
-stop_pid() {  # SIGTERM, up to 15 s, then SIGKILL; then any descendant left behind
-  local pid=$1 left
-  [ -n "$pid" ] || return 0
-  left=$(descendants "$pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  for p in $left; do kill -KILL "$p" 2>/dev/null || true; done
-}
-cleanup() { stop_pid "$svc_pid"; stop_pid "$pages_pid"; }
-trap cleanup EXIT
-
-wait_ready() {  # URL SECONDS
-  local deadline=$((SECONDS + $2))
-  while [ $SECONDS -lt "$deadline" ]; do
-    curl -sf -o /dev/null -m 2 "$1" && return 0
-    sleep 0.3
-  done
-  return 1
-}
-
-node "$here/pages/server.mjs" --port "$pageport" 2>"$out/pages.log" &
-pages_pid=$!
-wait_ready "http://127.0.0.1:$pageport/static.html" 10 || { log "the page server did not start"; exit 1; }
-pages="http://127.0.0.1:$pageport"
-
-# ---- the services ----------------------------------------------------------------------
-# start_service NAME: starts it, sets svc_pid, svc_base, svc_ready, refusal (its overload code).
-start_service() {
-  case $1 in
-    pagereel)
-      svc_base="http://127.0.0.1:$pagereel_port"; svc_ready="$svc_base/readyz"; refusal=503
-      bash -c "exec $serve_cmd" >"$out/$1.log" 2>&1 & ;;
-    node)
-      svc_base="http://127.0.0.1:$node_port"; svc_ready="$svc_base/healthz"; refusal=503
-      PORT=$node_port CONCURRENCY=$capacity QUEUE_MAX=$queue QUEUE_MAX_WAIT_MS=$queue_wait_ms \
-        node "$here/node-service/server.mjs" >"$out/$1.log" 2>&1 & ;;
-    browserless)
-      # browserless answers 429 when its queue is full.
-      svc_base="http://127.0.0.1:$browserless_port"; svc_ready="$svc_base/active"; refusal=429
-      PORT=$browserless_port CONCURRENT=$capacity QUEUED=$queue \
-        "$here/browserless/start.sh" >"$out/$1.log" 2>&1 & ;;
-    *) log "unknown service '$1' (pagereel, node or browserless)"; return 1 ;;
-  esac
-  svc_pid=$!
-  if ! wait_ready "$svc_ready" 120; then
-    log "$1 did not become ready; its log:"; tail -20 "$out/$1.log" >&2
-    stop_pid "$svc_pid"; svc_pid=""; return 1
-  fi
-}
+# shellcheck source=services.sh
+. "$here/services.sh"
+trap stop_all EXIT
+start_pages
 
 # request NAME KIND PAGE: sets req_url, req_method and req_body for one capture.
 # KIND png: 1280x720 PNG; pdf: A4 PDF with backgrounds. The Node service and browserless
