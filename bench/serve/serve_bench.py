@@ -201,7 +201,7 @@ def table(path):
 
     over = [r for r in results if r['test'] == 'overload']
     if over:
-        out.append('| service | offered /s (2x its best) | seconds | 200 | refused (503) | other answers | p50 / p99 of the 200s ms | alive after |')
+        out.append('| service | offered /s | seconds | 200 | refused (503) | other answers | p50 / p99 of the 200s ms | alive after |')
         out.append('|---|---|---|---|---|---|---|---|')
         for r in over:
             refusal = str(r.get('refusal_code', '503'))

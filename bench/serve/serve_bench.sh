@@ -15,7 +15,8 @@
 # Usage (from the repository root, under the shared lock; nothing else should run):
 #   flock /tmp/pagereel-build.lock bench/serve/serve_bench.sh
 # Settings (environment):
-#   SERVICES="pagereel node browserless"   which services, in this order
+#   SERVICES="pagereel node browserless"   which services, in this order; node-cN is the
+#                  Node service with N concurrent captures (default CAPACITY), e.g. node-c4
 #   SERVE_CMD      how to start pagereel; default
 #                  "build/src/cli/pagereel serve --listen 127.0.0.1:$PAGEREEL_PORT --allow http://127.0.0.1:$PAGEPORT"
 #   PAGEREEL_PORT=8080 NODE_PORT=8090 BROWSERLESS_PORT=3000 PAGEPORT=8091
@@ -60,15 +61,17 @@ fi
 # shellcheck source=services.sh
 . "$here/services.sh"
 trap stop_all EXIT
+trap 'exit 143' INT TERM
 start_pages
 
-# request NAME KIND PAGE: sets req_url, req_method and req_body for one capture.
+# request KIND PAGE: sets req_url, req_method and req_body for one capture by the service
+# just started (svc_kind).
 # KIND png: 1280x720 PNG; pdf: A4 PDF with backgrounds. The Node service and browserless
 # both wait for network idle (puppeteer's networkidle0); pagereel uses its default wait.
 request() {
-  local target="$pages/$3"
+  local target="$pages/$2"
   req_method=GET; req_body=""
-  case $1:$2 in
+  case $svc_kind:$1 in
     pagereel:png|node:png)
       req_url="$svc_base/v1/screenshot?url=$target&type=png&width=1280&height=720" ;;
     pagereel:pdf|node:pdf)
@@ -107,12 +110,12 @@ run_service() {
   local name=$1 tag
   log "$name: starting"
   start_service "$name" || return 0
-  request "$name" png static.html
+  request png static.html
   hey_run "$out/$name-warmup.csv" -n "$(( warmup > 2 ? warmup : 2 ))" -c 2
 
   if has_step load; then
     for page in static chart; do
-      request "$name" png "$page.html"
+      request png "$page.html"
       for c in $concs; do
         tag="$name-png-$page-c$c"
         log "$tag: $duration s"
@@ -122,7 +125,7 @@ run_service() {
     done
   fi
   if has_step pdf; then
-    request "$name" pdf doc.html
+    request pdf doc.html
     for c in $pdf_concs; do
       tag="$name-pdf-doc-c$c"
       log "$tag: $duration s"
@@ -142,7 +145,7 @@ print(f'{max(best) * float(sys.argv[3]):.3f}' if best else '')" "$results" "$nam
     if [ -z "$rate" ]; then
       log "$name: no static PNG rate measured (STEPS without load): set OVERLOAD_RATE"
     else
-      request "$name" png static.html
+      request png static.html
       log "$name-overload: $rate captures/s offered for $overload_s s"
       local args=(--rate "$rate" --seconds "$overload_s" --url "$req_url" --method "$req_method")
       if [ "$req_method" = POST ]; then args+=(--body "$req_body" --header "Content-Type: application/json"); fi
@@ -153,7 +156,7 @@ print(f'{max(best) * float(sys.argv[3]):.3f}' if best else '')" "$results" "$nam
     fi
   fi
   if has_step soak && alive; then
-    request "$name" png static.html
+    request png static.html
     log "$name-soak: $soak_n captures, $soak_conc at once, memory every $soak_every"
     local samples="[" done_n=0 n t0 t1
     samples+=$(record_mem 0)
@@ -202,4 +205,4 @@ echo "Measured $(date -u +%Y-%m-%d) at commit \`$commit\` on $(nproc) CPUs ($(gr
 echo "Settings: SERVICES=\"$services\" CAPACITY=$capacity QUEUE=$queue QUEUE_WAIT_MS=$queue_wait_ms CONCS=\"$concs\" DURATION=$duration PDF_CONCS=\"$pdf_concs\" OVERLOAD_SECONDS=$overload_s OVERLOAD_FACTOR=$overload_factor SOAK_N=$soak_n SOAK_EVERY=$soak_every SOAK_CONC=$soak_conc"
 echo
 $py table "$results"
-log "raw results, logs and CSVs: $out"
+log "raw results, logs and CSVs: $out (${SECONDS} s in all)"

@@ -60,23 +60,28 @@ start_pages() {
   wait_ready "$pages/static.html" 10 || { log "the page server did not start"; return 1; }
 }
 
-# start_service NAME: starts pagereel, node or browserless; sets svc_pid, svc_base,
-# svc_ready (a URL that answers 2xx when it can take work) and refusal (its overload code).
+# start_service NAME: starts pagereel, node, node-cN (the Node service with N concurrent
+# captures instead of CAPACITY) or browserless; sets svc_pid, svc_kind (pagereel, node or
+# browserless), svc_base, svc_ready (a URL that answers 2xx when it can take work) and
+# refusal (its overload code).
 start_service() {
+  svc_kind=${1%%-c*}
   case $1 in
     pagereel)
       svc_base="http://127.0.0.1:$pagereel_port"; svc_ready="$svc_base/readyz"; refusal=503
       bash -c "exec $serve_cmd" >"$out/$1.log" 2>&1 & ;;
-    node)
+    node|node-c[0-9]*)
+      local conc=$capacity
+      [ "$1" = node ] || conc=${1#node-c}
       svc_base="http://127.0.0.1:$node_port"; svc_ready="$svc_base/healthz"; refusal=503
-      PORT=$node_port CONCURRENCY=$capacity QUEUE_MAX=$queue QUEUE_MAX_WAIT_MS=$queue_wait_ms \
+      PORT=$node_port CONCURRENCY=$conc QUEUE_MAX=$queue QUEUE_MAX_WAIT_MS=$queue_wait_ms \
         node "$here/node-service/server.mjs" >"$out/$1.log" 2>&1 & ;;
     browserless)
       # browserless answers 429 when its queue is full.
       svc_base="http://127.0.0.1:$browserless_port"; svc_ready="$svc_base/active"; refusal=429
       PORT=$browserless_port CONCURRENT=$capacity QUEUED=$queue \
         "$here/browserless/start.sh" >"$out/$1.log" 2>&1 & ;;
-    *) log "unknown service '$1' (pagereel, node or browserless)"; return 1 ;;
+    *) log "unknown service '$1' (pagereel, node, node-cN or browserless)"; return 1 ;;
   esac
   svc_pid=$!
   if ! wait_ready "$svc_ready" 120; then

@@ -17,6 +17,7 @@ log() { echo "wait_bench: $*" >&2; }
 # shellcheck source=services.sh
 . "$here/services.sh"
 trap stop_all EXIT
+trap 'exit 143' INT TERM
 start_pages
 start_service "$service"
 python3 "$here/wait_bench.py" --service "$svc_base" --pages "$pages" \

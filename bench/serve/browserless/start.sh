@@ -21,7 +21,7 @@ ln -sfn "${CHROME_PATH:-/usr/lib/chromium/chromium-headless-shell}" \
 export PLAYWRIGHT_BROWSERS_PATH=$browsers
 export HOST=${HOST:-127.0.0.1} PORT=${PORT:-3000}
 export CONCURRENT=${CONCURRENT:-$(nproc)} QUEUED=${QUEUED:-100} TIMEOUT=${TIMEOUT:-30000}
-# Info, warnings and errors, as browserless's Docker image logs.
+# Everything but trace and verbose (the default when DEBUG is unset adds trace).
 export DEBUG=${DEBUG:-browserless*,-**:trace,-**:verbose}
 # browserless reads some files relative to the working directory (node_modules/...).
 cd "$here"
