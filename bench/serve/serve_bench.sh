@@ -133,6 +133,9 @@ run_service() {
       record "$($py hey-stats "$out/$tag.csv")" service="$name" test=pdf-doc conc="$c"
     done
   fi
+  if { has_step overload || has_step soak; } && ! alive; then
+    log "$name is not alive or not ready after the load steps: overload and soak skipped"
+  fi
   if has_step overload && alive; then
     local rate=${OVERLOAD_RATE:-}
     if [ -z "$rate" ]; then

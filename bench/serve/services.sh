@@ -43,10 +43,11 @@ stop_pid() {  # SIGTERM, up to 15 s, then SIGKILL; then any descendant left behi
 
 stop_all() { stop_pid "$svc_pid"; svc_pid=""; stop_pid "$pages_pid"; pages_pid=""; }
 
-wait_ready() {  # URL SECONDS
+wait_ready() {  # URL SECONDS [PID]: gives up early when PID exits
   local deadline=$((SECONDS + $2))
   while [ $SECONDS -lt "$deadline" ]; do
     curl -sf -o /dev/null -m 2 "$1" && return 0
+    if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then return 1; fi
     sleep 0.3
   done
   return 1
@@ -84,7 +85,7 @@ start_service() {
     *) log "unknown service '$1' (pagereel, node, node-cN or browserless)"; return 1 ;;
   esac
   svc_pid=$!
-  if ! wait_ready "$svc_ready" 120; then
+  if ! wait_ready "$svc_ready" 120 "$svc_pid"; then
     log "$1 did not become ready; its log:"; tail -20 "$out/$1.log" >&2
     stop_pid "$svc_pid"; svc_pid=""; return 1
   fi
