@@ -27,9 +27,6 @@ class MemoryWatch {
   std::jthread thread_;
 };
 
-// MemAvailable from /proc/meminfo, or -1 when it cannot be read.
-int64_t AvailableMemoryBytes();
-
 }  // namespace pagereel::app
 
 #endif  // PAGEREEL_APP_MEMORY_H_

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/memory.h"
+#include "base/process_memory.h"
 #include "base/rational.h"
 #include "browser/browser.h"
 #include "encode/encoder.h"
@@ -146,6 +147,9 @@ std::string WithFlagHints(const Status& status) {
   std::string text(status.message());
   if (status.code() == StatusCode::kDeadlineExceeded) {
     text += "; if the page is only slow, raise --timeout";
+  } else if (text.find("film's length") != std::string::npos ||
+             text.find("how long is the film") != std::string::npos) {
+    text += " (--duration SECONDS or --frames N)";
   } else if (text.find("reported an error") != std::string::npos) {
     text += " (--strict stops a render on page errors)";
   }
@@ -322,7 +326,7 @@ int RunRender(const RenderRequest& request) {
   options.page.locale = request.locale;
 
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int64_t available = AvailableMemoryBytes();
+  int64_t available = pagereel::AvailableMemoryBytes();
   if (request.lanes) {
     if (*request.lanes < 1 || *request.lanes > 64) {
       return fail(InvalidArgumentError("--lanes must be between 1 and 64"));

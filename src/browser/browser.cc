@@ -6,14 +6,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <sstream>
+#include <thread>
 
+#include "base/thread.h"
 #include "base/unique_fd.h"
 #include "cdp/pipe_transport.h"
 
@@ -21,24 +26,78 @@ namespace pagereel::browser {
 
 namespace {
 
-// Process groups of live browsers, for KillAllBrowsers() from a signal handler: a fixed
-// array of atomics, because a handler may not lock or allocate.
-constexpr size_t kMaxBrowsers = 256;
-std::array<std::atomic<pid_t>, kMaxBrowsers> g_browser_groups{};
+// Process groups of live browsers, for KillAllBrowsers() from a signal handler, which may
+// not lock or allocate: a list of slots that only grows, each slot reused once free.
+// Nodes are never freed, so a handler can walk the list while other threads add to it.
+struct GroupSlot {
+  std::atomic<pid_t> pgid{0};
+  GroupSlot* next = nullptr;  // Set before the node is published, never changed after.
+};
+std::atomic<GroupSlot*> g_group_slots{nullptr};
 
 void RegisterGroup(pid_t pgid) {
-  for (auto& slot : g_browser_groups) {
+  for (GroupSlot* slot = g_group_slots.load(); slot != nullptr; slot = slot->next) {
     pid_t expected = 0;
-    if (slot.compare_exchange_strong(expected, pgid)) return;
+    if (slot->pgid.compare_exchange_strong(expected, pgid)) return;
+  }
+  auto* slot = new GroupSlot;  // Lives as long as the process (see above).
+  slot->pgid = pgid;
+  slot->next = g_group_slots.load();
+  while (!g_group_slots.compare_exchange_weak(slot->next, slot)) {
   }
 }
 
 void UnregisterGroup(pid_t pgid) {
-  for (auto& slot : g_browser_groups) {
+  for (GroupSlot* slot = g_group_slots.load(); slot != nullptr; slot = slot->next) {
     pid_t expected = pgid;
-    if (slot.compare_exchange_strong(expected, 0)) return;
+    if (slot->pgid.compare_exchange_strong(expected, 0)) return;
   }
 }
+
+// The thread every browser is forked from. PR_SET_PDEATHSIG fires when the thread that
+// forked the child exits, not the process: a browser forked from a short-lived worker
+// thread (a service's request thread, say) would be killed with that thread. This one
+// lives as long as the process, so the signal fires exactly when pagereel dies.
+class LauncherThread {
+ public:
+  static LauncherThread& Get() {
+    static LauncherThread* launcher = new LauncherThread;  // Never destroyed, see above.
+    return *launcher;
+  }
+
+  // Runs `task` on the launcher thread and waits for it to finish.
+  void Run(const std::function<void()>& task) {
+    std::packaged_task<void()> job(task);
+    std::future<void> done = job.get_future();
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    done.get();
+  }
+
+ private:
+  LauncherThread() {
+    std::thread([this] {
+      SetCurrentThreadName("browser-launch");
+      for (;;) {
+        std::packaged_task<void()> job;
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [&] { return !jobs_.empty(); });
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
+      }
+    }).detach();
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<void()>> jobs_;  // Guarded by mu_.
+};
 
 // Switches from DESIGN.md: no sandbox (we run as a service user, often root), no GPU, no
 // traffic of Chromium's own, a throwaway profile; plus what begin-frame control needs.
@@ -64,19 +123,20 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
       // Same font rasterisation on every host, so frames compare across machines.
       "--font-render-hinting=none",
   };
+  // The switches Chromium's own headless rendering tests use with begin-frame control.
+  // Each removes a way for a frame to depend on timing or on the frames drawn before it:
+  // with threaded animation, CSS and Web Animations started during frames run without
+  // display updates get no start time until a frame is drawn, and compositor-side
+  // animation can draw a frame without the page's animation frame; checker-imaging
+  // rasters large images later, after they decode; image-animation resync restarts GIFs.
+  // Targets that draw on Chromium's own clock work with them too (kPerTarget).
+  args.push_back("--run-all-compositor-stages-before-draw");
+  args.push_back("--disable-threaded-animation");
+  args.push_back("--disable-checker-imaging");
+  args.push_back("--disable-image-animation-resync");
+  args.push_back("--disable-new-content-rendering-timeout");
   if (options.frame_control == FrameControl::kBeginFrame) {
-    // The switches Chromium's own headless rendering tests use with begin-frame control.
-    // Each removes a way for a frame to depend on timing or on the frames drawn before it:
-    // with threaded animation, CSS and Web Animations started during frames run without
-    // display updates get no start time until a frame is drawn, and compositor-side
-    // animation can draw a frame without the page's animation frame; checker-imaging
-    // rasters large images later, after they decode; image-animation resync restarts GIFs.
-    args.push_back("--run-all-compositor-stages-before-draw");
     args.push_back("--enable-begin-frame-control");
-    args.push_back("--disable-threaded-animation");
-    args.push_back("--disable-checker-imaging");
-    args.push_back("--disable-image-animation-resync");
-    args.push_back("--disable-new-content-rendering-timeout");
   }
   // Frames of other sites stay in the page's renderer process, where its virtual time,
   // time zone and injected script apply (each of them is per process).
@@ -159,12 +219,19 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
   UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
   pid_t parent = ::getpid();
 
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    cleanup_profile();
-    return ErrnoError("starting the browser", errno);
-  }
-  if (pid == 0) {
+  pid_t pid = -1;
+  int fork_errno = 0;
+  LauncherThread::Get().Run([&] {
+    pid = ::fork();
+    if (pid < 0) {
+      fork_errno = errno;
+      return;
+    }
+    if (pid > 0) {
+      ::setpgid(pid, pid);  // Also from the parent, so the group exists before we might kill it.
+      RegisterGroup(pid);
+      return;
+    }
     // Child: own process group, so the whole tree can be killed at once; and die with us,
     // so a pagereel killed with SIGKILL leaves no browser behind.
     ::setpgid(0, 0);
@@ -185,9 +252,11 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     }
     ::execv(argv[0], argv.data());
     ::_exit(127);
+  });
+  if (pid < 0) {
+    cleanup_profile();
+    return ErrnoError("starting the browser", fork_errno);
   }
-  ::setpgid(pid, pid);  // Also from the parent, so the group exists before we might kill it.
-  RegisterGroup(pid);
   their_read.reset();
   their_write.reset();
 
@@ -215,10 +284,20 @@ Browser::~Browser() {
   std::filesystem::remove_all(profile_dir_, ec);
 }
 
+Result<cdp::Message> Browser::BeginFrame(std::string_view session_id,
+                                         std::string_view params_json,
+                                         std::chrono::milliseconds timeout) {
+  std::lock_guard lock(begin_frame_mu_);
+  return client_->Call("HeadlessExperimental.beginFrame", params_json, session_id, timeout);
+}
+
 void Browser::Kill() {
-  if (!reaped_) {
-    ::kill(-pid_, SIGKILL);
-    Reap(/*block=*/true);
+  {
+    std::lock_guard lock(exit_mu_);
+    if (!reaped_) {
+      ::kill(-pid_, SIGKILL);
+      Reap(/*block=*/true);
+    }
   }
   client_->Close();
 }
@@ -241,8 +320,13 @@ bool Browser::Reap(bool block) {
 }
 
 std::string Browser::ExitDescription() {
+  std::unique_lock lock(exit_mu_);
   // Give a dying browser a moment to finish exiting, so the description is complete.
-  for (int i = 0; i < 50 && !Reap(/*block=*/false); ++i) ::usleep(10'000);
+  for (int i = 0; i < 50 && !Reap(/*block=*/false); ++i) {
+    lock.unlock();
+    ::usleep(10'000);
+    lock.lock();
+  }
   std::ostringstream out;
   if (!reaped_) {
     out << "still running";
@@ -259,15 +343,15 @@ std::string Browser::ExitDescription() {
 
 std::vector<pid_t> LiveBrowserGroups() {
   std::vector<pid_t> groups;
-  for (auto& slot : g_browser_groups) {
-    if (pid_t pgid = slot.load(); pgid > 0) groups.push_back(pgid);
+  for (GroupSlot* slot = g_group_slots.load(); slot != nullptr; slot = slot->next) {
+    if (pid_t pgid = slot->pgid.load(); pgid > 0) groups.push_back(pgid);
   }
   return groups;
 }
 
 void KillAllBrowsers() {
-  for (auto& slot : g_browser_groups) {
-    pid_t pgid = slot.load();
+  for (GroupSlot* slot = g_group_slots.load(); slot != nullptr; slot = slot->next) {
+    pid_t pgid = slot->pgid.load();
     if (pgid > 0) ::kill(-pgid, SIGKILL);
   }
 }

@@ -5,16 +5,24 @@
 // crashes is noticed by its DevTools client (every call then fails with kUnavailable), and
 // ExitDescription() says how it ended, with the last lines it wrote to stderr.
 //
-// Thread rules: client() may be used from any thread (cdp::Client is thread-safe); the
-// rest is for the owning thread. Browsers also register their process groups with
-// KillAllBrowsers(), which a signal handler may call.
+// Thread-safe: any thread may use a Browser, and any thread may launch one (the process
+// is started from one long-lived launcher thread, since the kernel's parent-death signal
+// fires when the thread that forked exits, not the process). Browsers register their
+// process groups with KillAllBrowsers(), which a signal handler may call; there is no
+// limit on how many are tracked.
+//
+// HeadlessExperimental.beginFrame must go through BeginFrame(): Chromium's GPU process
+// crashes when two are in flight in one browser ("Got overlapping
+// IssueExternalBeginFrame"), so BeginFrame() lets one run at a time.
 #ifndef PAGEREEL_BROWSER_BROWSER_H_
 #define PAGEREEL_BROWSER_BROWSER_H_
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,8 +36,12 @@ namespace pagereel::browser {
 inline constexpr const char* kDefaultBrowserPath = "/usr/lib/chromium/chromium-headless-shell";
 
 enum class FrameControl {
-  kBeginFrame,  // Frames only when we send HeadlessExperimental.beginFrame (render, live).
-  kFree,        // Chromium's own compositor clock (ordinary screenshots, PDF).
+  // Every target draws only when sent HeadlessExperimental.beginFrame (render, live).
+  kBeginFrame,
+  // Each target chooses when it is created (Target.createTarget's enableBeginFrameControl):
+  // begin-frame targets for animated captures beside ordinary ones that draw on
+  // Chromium's own clock for Page.captureScreenshot and Page.printToPDF (serve).
+  kPerTarget,
 };
 
 struct LaunchOptions {
@@ -51,6 +63,11 @@ class Browser {
   cdp::Client& client() { return *client_; }
   pid_t pid() const { return pid_; }
 
+  // Sends HeadlessExperimental.beginFrame to the target attached as `session_id`, waiting
+  // first for any other beginFrame of this browser to be answered.
+  Result<cdp::Message> BeginFrame(std::string_view session_id, std::string_view params_json,
+                                  std::chrono::milliseconds timeout);
+
   // How the browser ended ("exited with status 1", "killed by signal 9 (Killed)") and
   // the tail of its stderr; "still running" while it runs.
   std::string ExitDescription();
@@ -60,15 +77,18 @@ class Browser {
 
  private:
   Browser(pid_t pid, std::filesystem::path profile_dir, std::unique_ptr<cdp::Client> client);
-  bool Reap(bool block);
+  bool Reap(bool block);  // REQUIRES: exit_mu_ held.
 
   // Constant after construction.
   pid_t pid_;
   std::filesystem::path profile_dir_;
-
   std::unique_ptr<cdp::Client> client_;
-  bool reaped_ = false;
-  int wait_status_ = 0;
+
+  std::mutex exit_mu_;
+  bool reaped_ = false;   // Guarded by exit_mu_.
+  int wait_status_ = 0;   // Guarded by exit_mu_.
+
+  std::mutex begin_frame_mu_;  // Held while a beginFrame is in flight.
 };
 
 // Resolves which browser binary Launch would run, or a NotFound status naming the Debian

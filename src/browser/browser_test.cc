@@ -3,7 +3,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <string>
 
@@ -57,6 +60,39 @@ TEST(BrowserTest, CrashIsReportedToCallers) {
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
   EXPECT_NE((*browser)->ExitDescription().find("killed by signal 9"), std::string::npos);
+}
+
+TEST(BrowserTest, OutlivesTheThreadThatLaunchedIt) {
+  // A service launches browsers from short-lived worker threads; the kernel's
+  // parent-death signal must not kill the browser when that thread ends.
+  std::unique_ptr<Browser> browser;
+  std::thread([&] {
+    Result<std::unique_ptr<Browser>> launched = Browser::Launch({});
+    ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+    browser = std::move(launched).value();
+  }).join();
+  ASSERT_TRUE(browser);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Result<cdp::Message> version = browser->client().Call("Browser.getVersion");
+  EXPECT_TRUE(version.ok()) << version.status().ToString() << "; " << browser->ExitDescription();
+}
+
+TEST(BrowserTest, ManyBrowsersAreAllTracked) {
+  // Every live browser is known to KillAllBrowsers (no fixed table that could overflow).
+  std::vector<std::unique_ptr<Browser>> browsers;
+  for (int i = 0; i < 3; ++i) {
+    Result<std::unique_ptr<Browser>> b = Browser::Launch({});
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    browsers.push_back(std::move(b).value());
+  }
+  std::vector<pid_t> groups = LiveBrowserGroups();
+  for (const auto& b : browsers) {
+    EXPECT_NE(std::find(groups.begin(), groups.end(), b->pid()), groups.end());
+  }
+  pid_t first = browsers[0]->pid();
+  browsers[0].reset();
+  groups = LiveBrowserGroups();
+  EXPECT_EQ(std::find(groups.begin(), groups.end(), first), groups.end());
 }
 
 TEST(BrowserTest, MissingBinaryNamesThePackage) {

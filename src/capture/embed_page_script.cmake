@@ -1,24 +1,29 @@
-# Writes page_script.h: the injected page script as a C++ string literal. Run as:
-#   cmake -DIN=<page_script.js> -DOUT=<page_script.h> -P embed_page_script.cmake
+# Writes a header holding an injected page script as a C++ string literal. Run as:
+#   cmake -DIN=<script.js> -DOUT=<script.h> -DSYMBOL=<kName> -P embed_page_script.cmake
+# SYMBOL kPageScript also gets kPageScriptConfig, the placeholder Page replaces.
 file(READ "${IN}" js)
 string(FIND "${js}" ")pagereel_js\"" clash)
 if(NOT clash EQUAL -1)
   message(FATAL_ERROR "${IN} contains the raw-string delimiter )pagereel_js\"")
 endif()
-file(WRITE "${OUT}.tmp" "// Generated from src/capture/page_script.js by embed_page_script.cmake; do not edit.
-#ifndef PAGEREEL_CAPTURE_PAGE_SCRIPT_H_
-#define PAGEREEL_CAPTURE_PAGE_SCRIPT_H_
+get_filename_component(source_name "${IN}" NAME)
+string(TOUPPER "${SYMBOL}" guard)
+set(extra "")
+if(SYMBOL STREQUAL "kPageScript")
+  set(extra "inline constexpr const char* kPageScriptConfig = \"__PAGEREEL_CONFIG__\";\n")
+endif()
+file(WRITE "${OUT}.tmp" "// Generated from src/capture/${source_name} by embed_page_script.cmake; do not edit.
+#ifndef PAGEREEL_CAPTURE_${guard}_H_
+#define PAGEREEL_CAPTURE_${guard}_H_
 
 namespace pagereel::capture {
 
-// The script injected into every document before its own scripts (see page_script.js).
-// It holds one placeholder, kPageScriptConfig, that Page replaces with a JSON object.
-inline constexpr const char* kPageScript = R\"pagereel_js(${js})pagereel_js\";
-inline constexpr const char* kPageScriptConfig = \"__PAGEREEL_CONFIG__\";
-
+// The script injected into documents before their own scripts (see ${source_name}).
+inline constexpr const char* ${SYMBOL} = R\"pagereel_js(${js})pagereel_js\";
+${extra}
 }  // namespace pagereel::capture
 
-#endif  // PAGEREEL_CAPTURE_PAGE_SCRIPT_H_
+#endif  // PAGEREEL_CAPTURE_${guard}_H_
 ")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUT}.tmp")

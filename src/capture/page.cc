@@ -163,24 +163,8 @@ Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), shared_(std::make_shared<Shared>()) {}
 
 Page::~Page() {
-  cdp::Client& client = browser_.client();
-  for (uint64_t id : subscriptions_) client.Unsubscribe(id);
-  if (client.connection_status().ok()) {
-    // Best effort: the browser may already be gone, and nothing waits on these.
-    constexpr std::chrono::milliseconds kCloseTimeout{5'000};
-    if (!target_id_.empty()) {
-      client.Call("Target.closeTarget", Dump({{"targetId", target_id_}}), {}, kCloseTimeout)
-          .status()
-          .IgnoreError();
-    }
-    if (!context_id_.empty()) {
-      client
-          .Call("Target.disposeBrowserContext", Dump({{"browserContextId", context_id_}}), {},
-                kCloseTimeout)
-          .status()
-          .IgnoreError();
-    }
-  }
+  for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
+  context_.reset();  // Closes the target and disposes of the context.
 }
 
 std::string Page::Where() const {
@@ -189,8 +173,10 @@ std::string Page::Where() const {
 }
 
 Result<cdp::Message> Page::Call(std::string_view method, std::string_view params) {
-  Result<cdp::Message> reply =
-      browser_.client().Call(method, params, session_id_, options_.timeout);
+  return Checked(method, browser_.client().Call(method, params, session_id_, options_.timeout));
+}
+
+Result<cdp::Message> Page::Checked(std::string_view method, Result<cdp::Message> reply) {
   if (!reply.ok()) {
     PR_RETURN_IF_ERROR(CheckStillOurs());
     if (reply.status().code() == StatusCode::kUnavailable) {
@@ -206,6 +192,11 @@ Result<cdp::Message> Page::Call(std::string_view method, std::string_view params
     }
   }
   return reply;
+}
+
+Result<cdp::Message> Page::SendBeginFrame(std::string_view params) {
+  return Checked("HeadlessExperimental.beginFrame",
+                 browser_.BeginFrame(session_id_, params, options_.timeout));
 }
 
 Result<cdp::Message> Page::Evaluate(const std::string& expression, bool await_promise) {
@@ -254,22 +245,14 @@ Result<std::unique_ptr<Page>> Page::Open(browser::Browser& browser, const PageOp
 }
 
 Status Page::CreateTarget() {
-  cdp::Client& client = browser_.client();
   // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
-  PR_ASSIGN_OR_RETURN(cdp::Message context, client.Call("Target.createBrowserContext"));
-  PR_ASSIGN_OR_RETURN(context_id_, cdp::GetString(context, {"result", "browserContextId"}));
-  PR_ASSIGN_OR_RETURN(
-      cdp::Message target,
-      client.Call("Target.createTarget", Dump({{"url", "about:blank"},
-                                               {"width", options_.width},
-                                               {"height", options_.height},
-                                               {"browserContextId", context_id_},
-                                               {"enableBeginFrameControl", true}})));
-  PR_ASSIGN_OR_RETURN(target_id_, cdp::GetString(target, {"result", "targetId"}));
-  PR_ASSIGN_OR_RETURN(cdp::Message attached,
-                      client.Call("Target.attachToTarget",
-                                  Dump({{"targetId", target_id_}, {"flatten", true}})));
-  PR_ASSIGN_OR_RETURN(session_id_, cdp::GetString(attached, {"result", "sessionId"}));
+  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_));
+  PR_ASSIGN_OR_RETURN(browser::Target target,
+                      context_->CreateTarget({.width = options_.width,
+                                              .height = options_.height,
+                                              .begin_frame_control = true}));
+  target_id_ = target.target_id;
+  session_id_ = target.session_id;
   return Status::Ok();
 }
 
@@ -556,7 +539,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   std::string text = Dump(params);
   const int64_t expected = ticks_run_ + 1;
   if (screenshot == nullptr) {
-    PR_RETURN_IF_ERROR(Call("HeadlessExperimental.beginFrame", text).status());
+    PR_RETURN_IF_ERROR(SendBeginFrame(text).status());
   } else {
     int attempt = 0;
     for (;; ++attempt) {
@@ -565,7 +548,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
                                 std::to_string(index) + " after " +
                                 std::to_string(kScreenshotTries) + " tries");
       }
-      PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("HeadlessExperimental.beginFrame", text));
+      PR_ASSIGN_OR_RETURN(cdp::Message reply, SendBeginFrame(text));
       if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
       PR_ASSIGN_OR_RETURN(*screenshot,
                           TakeScreenshot(std::move(reply), {"result", "screenshotData"}, index,

@@ -31,6 +31,7 @@
 #include "base/rational.h"
 #include "base/status.h"
 #include "browser/browser.h"
+#include "browser/context.h"
 #include "capture/image.h"
 
 namespace pagereel::capture {
@@ -120,6 +121,9 @@ class Page {
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   Status WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
+  Result<cdp::Message> SendBeginFrame(std::string_view params);
+  // `reply` to `method`, with a failure explained in the page's terms.
+  Result<cdp::Message> Checked(std::string_view method, Result<cdp::Message> reply);
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
   Status CheckStillOurs() const;
   std::string Where() const;
@@ -127,7 +131,7 @@ class Page {
   // Constant after Open().
   browser::Browser& browser_;
   const PageOptions options_;
-  std::string context_id_;
+  std::unique_ptr<browser::BrowserContext> context_;
   std::string target_id_;
   std::string session_id_;
   int64_t ticks_base_us_ = 0;    // virtualTimeTicksBase: monotonic time at virtual time 0.

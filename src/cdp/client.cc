@@ -174,9 +174,11 @@ uint64_t Client::Subscribe(std::string method, std::string session_id, EventHand
 }
 
 void Client::Unsubscribe(uint64_t id) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   subscriptions_.erase(id);
   waiters_.erase(id);
+  if (std::this_thread::get_id() == reader_.get_id()) return;  // A handler unsubscribing.
+  handler_done_.wait(lock, [&] { return running_subscription_ != id; });
 }
 
 void Client::ReadLoop() {
@@ -247,18 +249,32 @@ void Client::Dispatch(std::string json) {
 
   Event event{std::move(method), std::move(session_id),
               std::make_shared<const Message>(Message{std::move(json)})};
-  // Copy the matching handlers first: a handler may subscribe or unsubscribe.
-  std::vector<std::shared_ptr<const Subscription>> targets;
+  // Collect the matching handlers first: a handler may subscribe or unsubscribe.
+  std::vector<std::pair<uint64_t, std::shared_ptr<const Subscription>>> targets;
   {
     std::lock_guard lock(mu_);
     for (const auto& [sid, sub] : subscriptions_) {
       if (sub->session_id == event.session_id &&
           (sub->method.empty() || sub->method == event.method)) {
-        targets.push_back(sub);
+        targets.emplace_back(sid, sub);
       }
     }
   }
-  for (const auto& sub : targets) sub->handler(event);
+  for (const auto& [sid, sub] : targets) {
+    {
+      // Unsubscribed since it was collected (by another thread, or an earlier handler):
+      // it must not run any more.
+      std::lock_guard lock(mu_);
+      if (!subscriptions_.contains(sid)) continue;
+      running_subscription_ = sid;
+    }
+    sub->handler(event);
+    {
+      std::lock_guard lock(mu_);
+      running_subscription_ = 0;
+    }
+    handler_done_.notify_all();
+  }
 }
 
 void Client::FailAll(const Status& status) {

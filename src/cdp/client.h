@@ -6,7 +6,12 @@
 // and sessionId of a message and hands the whole message over without copying it, so a
 // multi-megabyte screenshot is parsed and decoded by the thread that asked for it.
 //
-// All methods are thread-safe. Handlers run on the reader thread and must be quick.
+// All methods are thread-safe. Event handlers run on the reader thread, one at a time:
+// while one runs, no other message is received, so a handler must be quick, must not
+// block, and must never call Call() (its reply could only be read by the thread it
+// blocks: a deadlock). A handler may Subscribe and Unsubscribe. Unsubscribe waits for a
+// running call of that handler to finish, so state the handler uses may be destroyed as
+// soon as Unsubscribe returns.
 // When the connection ends (the browser exited or crashed), every pending and later call
 // fails with the status that ended it.
 #ifndef PAGEREEL_CDP_CLIENT_H_
@@ -90,6 +95,8 @@ class Client {
   // Calls `handler` for every `method` event on `session_id` (an empty method matches
   // every event of that session) until Unsubscribe.
   uint64_t Subscribe(std::string method, std::string session_id, EventHandler handler);
+  // After it returns the handler is not running and never runs again (called from a
+  // handler on the reader thread, it does not wait, since that handler is the caller).
   void Unsubscribe(uint64_t id);
 
   // OK while connected; afterwards the reason the connection ended.
@@ -119,6 +126,8 @@ class Client {
   uint64_t next_subscription_ = 1;                         // Guarded by mu_.
   std::map<uint64_t, std::shared_ptr<const Subscription>> subscriptions_;  // Guarded by mu_.
   std::map<uint64_t, std::weak_ptr<EventWaiter::State>> waiters_;  // Guarded by mu_.
+  uint64_t running_subscription_ = 0;  // Guarded by mu_. The handler the reader is in.
+  std::condition_variable handler_done_;  // Signalled when running_subscription_ clears.
   Status closed_;                                          // Guarded by mu_.
   bool is_closed_ = false;                                 // Guarded by mu_.
 

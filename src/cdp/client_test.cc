@@ -1,6 +1,8 @@
 #include "cdp/client.h"
 
+#include <atomic>
 #include <future>
+#include <thread>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -85,6 +87,54 @@ TEST_F(ClientTest, SubscriptionSeesEveryEventUntilRemoved) {
   fake_->Deliver(R"({"method":"Marker","params":{}})");
   ASSERT_TRUE(marker2.Wait(milliseconds(5000)).ok());
   EXPECT_EQ(seen.load(), 2);
+}
+
+TEST_F(ClientTest, UnsubscribeWaitsForTheRunningHandler) {
+  // The handler blocks until released; Unsubscribe from another thread must not return
+  // while it runs (the handler's state could be destroyed under it).
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> handler_running{false};
+  uint64_t id = client_->Subscribe("Slow.event", "", [&](const Event&) {
+    handler_running = true;
+    entered.set_value();
+    released.wait();
+    handler_running = false;
+  });
+  fake_->Deliver(R"({"method":"Slow.event","params":{}})");
+  entered.get_future().wait();
+  std::atomic<bool> unsubscribed{false};
+  std::thread unsubscriber([&] {
+    client_->Unsubscribe(id);
+    EXPECT_FALSE(handler_running.load());
+    unsubscribed = true;
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(unsubscribed.load());
+  release.set_value();
+  unsubscriber.join();
+  EXPECT_TRUE(unsubscribed.load());
+}
+
+TEST_F(ClientTest, HandlerMayUnsubscribeItselfAndOthers) {
+  std::atomic<int> first_calls{0};
+  std::atomic<int> second_calls{0};
+  uint64_t second = 0;
+  uint64_t first = 0;
+  first = client_->Subscribe("E", "", [&](const Event&) {
+    ++first_calls;
+    client_->Unsubscribe(first);   // Itself: must not wait for itself.
+    client_->Unsubscribe(second);  // A later handler of the same event: must not run.
+  });
+  second = client_->Subscribe("E", "", [&](const Event&) { ++second_calls; });
+  EventWaiter marker = client_->Expect("Marker", "");
+  fake_->Deliver(R"({"method":"E","params":{}})");
+  fake_->Deliver(R"({"method":"E","params":{}})");
+  fake_->Deliver(R"({"method":"Marker","params":{}})");
+  ASSERT_TRUE(marker.Wait(milliseconds(5000)).ok());
+  EXPECT_EQ(first_calls.load(), 1);
+  EXPECT_EQ(second_calls.load(), 0);
 }
 
 TEST_F(ClientTest, BrowserGoneFailsPendingCallsAndWaiters) {

@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App root{
       "pagereel: turns web pages into frames on a clock.\n"
-      "Render deterministic films of a page, and measure the host's frame-clock health.\n"
-      "(The capture service and live graphics are still to come.)",
+      "Render deterministic films of a page, serve captures of pages over HTTP, and measure\n"
+      "the host's frame-clock health. (Live graphics are still to come.)",
       "pagereel"};
   root.set_version_flag("--version", "pagereel " PAGEREEL_VERSION);
   root.require_subcommand(1);
@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
 
   pagereel::cli::Action run;
   pagereel::cli::AddRenderCommand(root, run);
+  pagereel::cli::AddServeCommand(root, run);
   pagereel::cli::AddProbeCommand(root, run);
 
   try {

@@ -300,12 +300,12 @@ Result<RenderStats> Render(const RenderOptions& options) {
       return InvalidArgumentError("the page sets window.pagereel.duration to " +
                                   std::to_string(*d) + " s; films are at most " +
                                   std::to_string(static_cast<int>(kMaxDurationSeconds)) +
-                                  " s (give --duration or --frames to override)");
+                                  " s; give the film's length to override it");
     }
     frames = FramesInDuration(*d, options.page.fps);
   } else {
     return InvalidArgumentError(
-        "how long is the film? Give --duration SECONDS or --frames N, or have the page set "
+        "how long is the film? Give its length, or have the page set "
         "window.pagereel = { duration: SECONDS }");
   }
   if (frames <= 0) return InvalidArgumentError("the film has no frames; give a longer duration");

@@ -1,0 +1,426 @@
+#include "capture/snapshot.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+extern "C" {
+#include <libavutil/base64.h>
+}
+
+#include "capture/image.h"
+#include "capture/snapshot_script.h"
+#include "cdp/json_util.h"
+
+namespace pagereel::capture {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// How long the network must stay idle, and then the page unchanged, before a page that
+// does not signal is captured; and how long after network idle it is captured anyway.
+constexpr milliseconds kNetworkIdle{500};
+constexpr milliseconds kQuiet{200};
+constexpr milliseconds kQuietCap{2'000};
+// How often a wait looks at the clock and at should_stop.
+constexpr milliseconds kPoll{20};
+// The tallest full-page screenshot, in CSS pixels; taller pages are cut there.
+constexpr int kMaxFullPageHeight = 16'384;
+
+milliseconds Since(Clock::time_point t) {
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - t);
+}
+
+std::string DataUrl(const std::string& html) {
+  std::string encoded(AV_BASE64_SIZE(html.size()), '\0');
+  av_base64_encode(encoded.data(), static_cast<int>(encoded.size()),
+                   reinterpret_cast<const uint8_t*>(html.data()), static_cast<int>(html.size()));
+  encoded.resize(std::strlen(encoded.c_str()));
+  return "data:text/html;charset=utf-8;base64," + encoded;
+}
+
+// The bytes of a reply's base64 `data`, decoded in place of the reply's text.
+Result<std::string> DecodeData(cdp::Message reply) {
+  PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
+                      TakeScreenshot(std::move(reply), {"result", "data"}, 0, ImageFormat::kPng));
+  PR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, DecodeBase64(encoded.base64(), encoded.length));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+// What the DevTools reader thread learns about the page, for the thread that waits.
+struct Snapshot::Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string main_frame_id;                    // Guarded by mu.
+  std::string document_request;                 // Guarded by mu.
+  int http_status = 0;                          // Guarded by mu.
+  std::string network_error;                    // Guarded by mu.
+  bool loaded = false;                          // Guarded by mu.
+  bool crashed = false;                         // Guarded by mu.
+  std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
+  Clock::time_point idle_since = Clock::now();  // Guarded by mu. When requests emptied.
+  std::string signal;                           // Guarded by mu. "trigger", "ready", ...
+
+  void OnEvent(const cdp::Event& e);
+};
+
+void Snapshot::Shared::OnEvent(const cdp::Event& e) {
+  const cdp::Message& m = *e.message;
+  const std::string& method = e.method;
+  std::lock_guard lock(mu);
+  if (method == "Network.requestWillBeSent") {
+    // Media and event streams stay open for as long as the page lives: waiting for them
+    // would wait for ever.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    if (!id.ok()) return;
+    if (type.ok() && *type == "Document" && document_request.empty()) {
+      Result<std::string> frame = cdp::GetString(m, {"params", "frameId"});
+      if (frame.ok() && (main_frame_id.empty() || *frame == main_frame_id)) document_request = *id;
+    }
+    if (type.ok() && (*type == "Media" || *type == "EventSource")) return;
+    Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
+    requests[*id] = url.ok() ? *url : "?";
+  } else if (method == "Network.responseReceived") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    if (id.ok() && *id == document_request && http_status == 0) {
+      Result<double> status = cdp::GetNumber(m, {"params", "response", "status"});
+      if (status.ok()) http_status = static_cast<int>(*status);
+    }
+  } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    if (!id.ok()) return;
+    if (method == "Network.loadingFailed" && *id == document_request && network_error.empty()) {
+      Result<std::string> text = cdp::GetString(m, {"params", "errorText"});
+      network_error = text.ok() ? *text : "failed";
+    }
+    if (requests.erase(*id) > 0 && requests.empty()) idle_since = Clock::now();
+    cv.notify_all();
+  } else if (method == "Page.loadEventFired") {
+    loaded = true;
+    cv.notify_all();
+  } else if (method == "Runtime.bindingCalled") {
+    Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
+    if (payload.ok() && signal.empty()) signal = *payload;
+    cv.notify_all();
+  } else if (method == "Inspector.targetCrashed") {
+    crashed = true;
+    cv.notify_all();
+  }
+}
+
+Snapshot::Snapshot(browser::Browser& browser, const SnapshotOptions& options)
+    : browser_(browser), options_(options), start_(Clock::now()),
+      shared_(std::make_shared<Shared>()) {}
+
+Snapshot::~Snapshot() {
+  for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
+  context_.reset();
+}
+
+int Snapshot::http_status() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->http_status;
+}
+
+std::string Snapshot::PageName() const {
+  return options_.html.empty() ? "the page " + options_.url : "the document";
+}
+
+Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
+                                                 const SnapshotOptions& options) {
+  std::unique_ptr<Snapshot> snapshot(new Snapshot(browser, options));
+  PR_RETURN_IF_ERROR(snapshot->Prepare());
+  PR_RETURN_IF_ERROR(snapshot->Load());
+  PR_RETURN_IF_ERROR(snapshot->Wait());
+  return snapshot;
+}
+
+Status Snapshot::Interrupted() const {
+  if (options_.should_stop && options_.should_stop()) {
+    return CancelledError("the capture was stopped");
+  }
+  std::lock_guard lock(shared_->mu);
+  if (shared_->crashed) return UnavailableError(PageName() + " crashed its renderer");
+  return Status::Ok();
+}
+
+Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params,
+                                    milliseconds timeout) {
+  if (timeout.count() == 0) {
+    timeout = std::max(milliseconds(1), options_.timeout - Since(start_));
+  }
+  Result<cdp::Message> reply = browser_.client().Call(method, params, session_id_, timeout);
+  if (reply.ok()) return reply;
+  PR_RETURN_IF_ERROR(Interrupted());
+  if (reply.status().code() == StatusCode::kUnavailable ||
+      reply.status().code() == StatusCode::kCancelled) {
+    return UnavailableError("the browser went away during " + std::string(method) + ": " +
+                            browser_.ExitDescription());
+  }
+  if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+    return DeadlineExceededError(PageName() + " did not answer within " +
+                                 std::to_string(options_.timeout.count()) +
+                                 " ms (a script that does not end?)");
+  }
+  return reply;
+}
+
+Status Snapshot::Prepare() {
+  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
+  PR_ASSIGN_OR_RETURN(browser::Target target,
+                      context_->CreateTarget({.width = options_.width,
+                                              .height = options_.height,
+                                              .begin_frame_control = false}));
+  session_id_ = target.session_id;
+  std::weak_ptr<Shared> weak = shared_;
+  subscriptions_.push_back(
+      browser_.client().Subscribe("", session_id_, [weak](const cdp::Event& e) {
+        if (auto shared = weak.lock()) shared->OnEvent(e);
+      }));
+  PR_RETURN_IF_ERROR(Call("Runtime.enable").status());
+  PR_RETURN_IF_ERROR(Call("Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()).status());
+  PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
+  PR_RETURN_IF_ERROR(Call("Page.enable").status());
+  PR_RETURN_IF_ERROR(
+      Call("Network.enable", json{{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}.dump())
+          .status());
+  PR_RETURN_IF_ERROR(
+      Call("Page.addScriptToEvaluateOnNewDocument", json{{"source", kSnapshotScript}}.dump())
+          .status());
+  PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
+                          json{{"width", options_.width},
+                               {"height", options_.height},
+                               {"deviceScaleFactor", options_.scale},
+                               {"mobile", false}}
+                              .dump())
+                         .status());
+  if (options_.transparent) {
+    PR_RETURN_IF_ERROR(Call("Emulation.setDefaultBackgroundColorOverride",
+                            json{{"color", {{"r", 0}, {"g", 0}, {"b", 0}, {"a", 0}}}}.dump())
+                           .status());
+  }
+  PR_ASSIGN_OR_RETURN(cdp::Message tree, Call("Page.getFrameTree"));
+  PR_ASSIGN_OR_RETURN(std::string frame_id, cdp::GetString(tree, {"result", "frameTree", "frame", "id"}));
+  std::lock_guard lock(shared_->mu);
+  shared_->main_frame_id = frame_id;
+  return Status::Ok();
+}
+
+Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline) {
+  for (;;) {
+    PR_RETURN_IF_ERROR(Interrupted());
+    Clock::time_point now = Clock::now();
+    std::unique_lock lock(shared_->mu);
+    if (!shared_->signal.empty()) return Status::Ok();
+    if (now >= deadline) {
+      return DeadlineExceededError(PageName() + " was not ready within " +
+                                   std::to_string(options_.timeout.count()) + " ms");
+    }
+    if (now >= until) return Status::Ok();
+    shared_->cv.wait_until(lock, std::min({until, deadline, now + kPoll}));
+  }
+}
+
+Status Snapshot::Load() {
+  std::string url = options_.html.empty() ? options_.url : DataUrl(options_.html);
+  PR_ASSIGN_OR_RETURN(cdp::Message navigated, Call("Page.navigate", json{{"url", url}}.dump()));
+  Result<std::string> error = cdp::GetString(navigated, {"result", "errorText"});
+  if (error.ok() && !error->empty()) {
+    return FailedPreconditionError(PageName() + " could not be loaded: " + *error);
+  }
+  Clock::time_point deadline = start_ + options_.timeout;
+  for (;;) {
+    PR_RETURN_IF_ERROR(Interrupted());
+    std::unique_lock lock(shared_->mu);
+    if (shared_->http_status >= 400) {
+      return FailedPreconditionError(PageName() + " answered HTTP " +
+                                     std::to_string(shared_->http_status));
+    }
+    if (!shared_->network_error.empty()) {
+      return FailedPreconditionError(PageName() + " could not be loaded: " +
+                                     shared_->network_error);
+    }
+    if (shared_->loaded) break;
+    if (Clock::now() >= deadline) {
+      return DeadlineExceededError(PageName() + " did not finish loading within " +
+                                   std::to_string(options_.timeout.count()) +
+                                   " ms (its load event never fired)");
+    }
+    shared_->cv.wait_for(lock, kPoll);
+  }
+  report_.load = Since(start_);
+  return Status::Ok();
+}
+
+Status Snapshot::WaitNetworkIdle(Clock::time_point deadline) {
+  for (;;) {
+    PR_RETURN_IF_ERROR(Interrupted());
+    std::unique_lock lock(shared_->mu);
+    if (!shared_->signal.empty()) return Status::Ok();
+    Clock::time_point now = Clock::now();
+    if (shared_->requests.empty() && now - shared_->idle_since >= kNetworkIdle) {
+      return Status::Ok();
+    }
+    if (now >= deadline) {
+      std::string pending;
+      for (const auto& [id, u] : shared_->requests) {
+        if (!pending.empty()) pending += ", ";
+        pending += u;
+        if (pending.size() > 300) break;
+      }
+      return DeadlineExceededError(PageName() + " did not finish within " +
+                                   std::to_string(options_.timeout.count()) +
+                                   " ms: still loading " + pending);
+    }
+    shared_->cv.wait_for(lock, kPoll);
+  }
+}
+
+Status Snapshot::WaitQuiet(milliseconds cap, Clock::time_point deadline) {
+  // The page's script notes its own activity; it answers through the binding so this
+  // thread can still notice a trigger, a crash or a client that left meanwhile.
+  std::string expression = "window.__pagereelSnapshot.waitForQuiet(" +
+                           std::to_string(kQuiet.count()) + ", " + std::to_string(cap.count()) +
+                           ").then((r) => window.__pagereelSignal(r))";
+  PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("Runtime.evaluate", json{{"expression", expression}}.dump()));
+  if (cdp::Has(reply, {"result", "exceptionDetails"})) {
+    // The page replaced pagereel's script (or a frame-busting document): wait the cap.
+    return SleepUntil(Clock::now() + kQuiet, deadline);
+  }
+  return SleepUntil(deadline, deadline);
+}
+
+Status Snapshot::Wait() {
+  Clock::time_point wait_start = Clock::now();
+  Clock::time_point deadline = start_ + options_.timeout;
+  auto finish = [&](std::string ended_by) {
+    {
+      std::lock_guard lock(shared_->mu);
+      if (!shared_->signal.empty()) ended_by = shared_->signal;
+    }
+    report_.ended_by = std::move(ended_by);
+    report_.wait = Since(wait_start);
+    return Status::Ok();
+  };
+  switch (options_.wait) {
+    case WaitMode::kLoad:
+      return finish("load");
+    case WaitMode::kFixed:
+      PR_RETURN_IF_ERROR(SleepUntil(Clock::now() + options_.fixed_wait, deadline));
+      return finish("fixed");
+    case WaitMode::kNetworkIdle:
+      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
+      return finish("networkidle");
+    case WaitMode::kQuiet:
+      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
+      // No cap but the deadline: the script's own cap lies beyond it.
+      PR_RETURN_IF_ERROR(WaitQuiet(2 * options_.timeout, deadline));
+      return finish("quiet");
+    case WaitMode::kAuto:
+      break;
+  }
+  // A page that declares readiness is captured when its promise settles.
+  PR_ASSIGN_OR_RETURN(
+      cdp::Message declared,
+      Call("Runtime.evaluate",
+           json{{"expression",
+                 "(window.pagereel && window.pagereel.ready) ? (Promise.resolve(window.pagereel.ready)"
+                 ".then(() => window.__pagereelSignal('ready'), (e) => "
+                 "window.__pagereelSignal('rejected:' + (e && e.message || e))), true) : false"},
+                {"returnByValue", true}}
+               .dump()));
+  Result<bool> signals = cdp::GetBool(declared, {"result", "result", "value"});
+  if (signals.ok() && *signals) {
+    PR_RETURN_IF_ERROR(SleepUntil(deadline, deadline));
+    std::lock_guard lock(shared_->mu);
+    if (shared_->signal.rfind("rejected:", 0) == 0) {
+      return FailedPreconditionError(PageName() + " rejected window.pagereel.ready: " +
+                                     shared_->signal.substr(9));
+    }
+  } else {
+    PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
+    PR_RETURN_IF_ERROR(WaitQuiet(kQuietCap, deadline));
+  }
+  return finish("quiet");
+}
+
+Result<std::string> Snapshot::Screenshot(const ScreenshotOptions& options) {
+  json params = {{"fromSurface", true}};
+  switch (options.type) {
+    case ImageType::kPng: params["format"] = "png"; break;
+    case ImageType::kJpeg: params["format"] = "jpeg"; params["quality"] = options.quality; break;
+    case ImageType::kWebp: params["format"] = "webp"; params["quality"] = options.quality; break;
+  }
+  if (!options.selector.empty()) {
+    std::string expression =
+        "(() => { const e = document.querySelector(" + cdp::JsonQuote(options.selector) +
+        "); if (!e) return null; const r = e.getBoundingClientRect(); "
+        "return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()";
+    PR_ASSIGN_OR_RETURN(cdp::Message reply,
+                        Call("Runtime.evaluate",
+                             json{{"expression", expression}, {"returnByValue", true}}.dump()));
+    if (cdp::Has(reply, {"result", "exceptionDetails"})) {
+      return InvalidArgumentError("selector '" + options.selector + "' is not a valid CSS selector");
+    }
+    json box = json::parse(reply.json.c_str(), nullptr, false)["result"]["result"].value("value", json());
+    if (!box.is_array() || box.size() != 4 || !(box[2].get<double>() > 0) ||
+        !(box[3].get<double>() > 0)) {
+      return NotFoundError("selector '" + options.selector + "' matches no visible element");
+    }
+    params["clip"] = {{"x", box[0]}, {"y", box[1]}, {"width", box[2]}, {"height", box[3]}, {"scale", 1}};
+    params["captureBeyondViewport"] = true;
+  } else if (options.full_page) {
+    PR_ASSIGN_OR_RETURN(cdp::Message metrics, Call("Page.getLayoutMetrics"));
+    Result<double> w = cdp::GetNumber(metrics, {"result", "cssContentSize", "width"});
+    Result<double> h = cdp::GetNumber(metrics, {"result", "cssContentSize", "height"});
+    if (w.ok() && h.ok()) {
+      params["clip"] = {{"x", 0},
+                        {"y", 0},
+                        {"width", std::max<double>(*w, options_.width)},
+                        {"height", std::min<double>(std::max<double>(*h, options_.height), kMaxFullPageHeight)},
+                        {"scale", 1}};
+      params["captureBeyondViewport"] = true;
+    }
+  }
+  PR_ASSIGN_OR_RETURN(cdp::Message shot, Call("Page.captureScreenshot", params.dump()));
+  return DecodeData(std::move(shot));
+}
+
+Result<std::string> Snapshot::Pdf(const PdfOptions& options) {
+  json params = {{"paperWidth", options.paper_width_in},
+                 {"paperHeight", options.paper_height_in},
+                 {"marginTop", options.margin_top_in},
+                 {"marginBottom", options.margin_bottom_in},
+                 {"marginLeft", options.margin_left_in},
+                 {"marginRight", options.margin_right_in},
+                 {"landscape", options.landscape},
+                 {"printBackground", options.print_background}};
+  if (!options.header_template.empty() || !options.footer_template.empty()) {
+    params["displayHeaderFooter"] = true;
+    // Chromium prints its own date and title where a template is missing.
+    params["headerTemplate"] = options.header_template.empty() ? "<span></span>" : options.header_template;
+    params["footerTemplate"] = options.footer_template.empty() ? "<span></span>" : options.footer_template;
+  }
+  if (!options.page_ranges.empty()) params["pageRanges"] = options.page_ranges;
+  Result<cdp::Message> pdf = Call("Page.printToPDF", params.dump());
+  if (!pdf.ok() && !options.page_ranges.empty() &&
+      pdf.status().code() == StatusCode::kFailedPrecondition) {
+    return InvalidArgumentError("pageRanges '" + options.page_ranges +
+                                "' does not fit the document: " + std::string(pdf.status().message()));
+  }
+  PR_RETURN_IF_ERROR(pdf.status());
+  return DecodeData(std::move(pdf).value());
+}
+
+}  // namespace pagereel::capture

@@ -1,0 +1,136 @@
+// Snapshot: one page opened in its own browser context on an ordinary target (drawn on
+// Chromium's own clock, real time), waited for, then captured once or more as an image
+// or a PDF. The capture service's one-shot capture; animated captures (GIF, clips) go
+// through Page instead, on virtual time.
+//
+// Waiting (WaitMode::kAuto): a page that signals is captured when it says so: it calls
+// window.triggerCapture(), or sets window.pagereel = { ready: <promise> } and the promise
+// settles. A page that says nothing is captured once its network has been idle (no
+// request in flight) for 500 ms and then nothing on it has changed for 200 ms (no
+// animation frame of its own, no DOM change, no finite CSS or Web Animation running, no
+// font loading), but at most 2 s after the network went idle; wait_report() says which.
+//
+// Not thread-safe: one thread drives a Snapshot. Many Snapshots may share a browser.
+#ifndef PAGEREEL_CAPTURE_SNAPSHOT_H_
+#define PAGEREEL_CAPTURE_SNAPSHOT_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "browser/browser.h"
+#include "browser/context.h"
+
+namespace pagereel::capture {
+
+enum class WaitMode {
+  kAuto,         // See above.
+  kLoad,         // The load event.
+  kNetworkIdle,  // The load event, then no request in flight for 500 ms.
+  kQuiet,        // Network idle, then quiet for 200 ms, with no cap but the timeout.
+  kFixed,        // The load event, then `fixed` of wall-clock time.
+};
+
+struct SnapshotOptions {
+  std::string url;   // http(s), file or data. Ignored when `html` is set.
+  std::string html;  // A document to capture instead of a URL.
+  int width = 1280;
+  int height = 720;
+  double scale = 1.0;        // Device pixel ratio.
+  bool transparent = false;  // No default white background (PNG and WebP keep alpha).
+  WaitMode wait = WaitMode::kAuto;
+  std::chrono::milliseconds fixed_wait{0};
+  // The whole of opening and waiting, wall clock.
+  std::chrono::milliseconds timeout{30'000};
+  browser::ContextOptions context;
+  // Polled while waiting; returning true stops the capture with kCancelled.
+  std::function<bool()> should_stop;
+};
+
+// How the wait ended, for logs: "trigger", "ready", "quiet", "cap", "load", "networkidle",
+// "fixed"; and how long loading and waiting took.
+struct WaitReport {
+  std::string ended_by;
+  std::chrono::milliseconds load{0};
+  std::chrono::milliseconds wait{0};
+};
+
+enum class ImageType { kPng, kJpeg, kWebp };
+
+struct ScreenshotOptions {
+  ImageType type = ImageType::kPng;
+  int quality = 80;  // JPEG and WebP.
+  bool full_page = false;
+  std::string selector;  // Clip to the first element matching this CSS selector.
+};
+
+struct PdfOptions {
+  double paper_width_in = 8.27;  // A4.
+  double paper_height_in = 11.69;
+  double margin_top_in = 0.4;
+  double margin_bottom_in = 0.4;
+  double margin_left_in = 0.4;
+  double margin_right_in = 0.4;
+  bool landscape = false;
+  bool print_background = true;
+  std::string header_template;  // Chromium's templates (classes date, title, url, pageNumber, totalPages).
+  std::string footer_template;
+  std::string page_ranges;      // "1-3, 5"; empty: all.
+};
+
+class Snapshot {
+ public:
+  // Opens the page in a fresh context and waits for it (see above). Fails with
+  // kFailedPrecondition when the page cannot be loaded (its HTTP status or network error
+  // is named), kDeadlineExceeded after `timeout`, kUnavailable when the browser or the
+  // page's renderer crashed, kCancelled when should_stop said so.
+  static Result<std::unique_ptr<Snapshot>> Open(browser::Browser& browser,
+                                                const SnapshotOptions& options);
+
+  ~Snapshot();  // Closes its context.
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  // The image's bytes, in the asked-for type. kInvalidArgument when `selector` is not a
+  // valid selector, kNotFound when it matches nothing visible.
+  Result<std::string> Screenshot(const ScreenshotOptions& options);
+  // The PDF's bytes. kInvalidArgument for page ranges the document does not have.
+  Result<std::string> Pdf(const PdfOptions& options);
+
+  const WaitReport& wait_report() const { return report_; }
+  // The main document's HTTP status (0 for data:, file: and documents given as html).
+  int http_status() const;
+
+ private:
+  struct Shared;
+
+  Snapshot(browser::Browser& browser, const SnapshotOptions& options);
+  Status Prepare();
+  Status Load();
+  Status Wait();
+  Status WaitNetworkIdle(std::chrono::steady_clock::time_point deadline);
+  Status WaitQuiet(std::chrono::milliseconds cap, std::chrono::steady_clock::time_point deadline);
+  Status SleepUntil(std::chrono::steady_clock::time_point until,
+                    std::chrono::steady_clock::time_point deadline);
+  Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}",
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  Status Interrupted() const;  // Cancelled, crashed or navigated away: the reason.
+  std::string PageName() const;
+
+  browser::Browser& browser_;
+  const SnapshotOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  std::unique_ptr<browser::BrowserContext> context_;
+  std::string session_id_;
+  std::shared_ptr<Shared> shared_;
+  std::vector<uint64_t> subscriptions_;
+  WaitReport report_;
+};
+
+}  // namespace pagereel::capture
+
+#endif  // PAGEREEL_CAPTURE_SNAPSHOT_H_

@@ -1,0 +1,87 @@
+// `pagereel serve`: the command line of the HTTP capture service. Every flag can also be
+// given as an environment variable (PAGEREEL_LISTEN, PAGEREEL_BROWSERS...), as container
+// users expect; a flag on the command line wins.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "serve/serve_app.h"
+
+namespace pagereel::cli {
+
+void AddServeCommand(CLI::App& root, Action& run) {
+  auto request = std::make_shared<serve::ServeRequest>();
+  CLI::App* cmd = root.add_subcommand(
+      "serve", "Serve captures over HTTP: PNG, JPEG, WebP screenshots and PDFs of pages.");
+  cmd->add_option("--listen", request->listen,
+                  "HOST:PORT to listen on (numeric address; [::1]:8080 for IPv6). Loopback by "
+                  "default: open it to the network on purpose.")
+      ->envname("PAGEREEL_LISTEN")
+      ->capture_default_str();
+  cmd->add_option("--browsers", request->browsers,
+                  "Browser processes (default: half the cores, at most one per GiB of free "
+                  "memory).")
+      ->envname("PAGEREEL_BROWSERS");
+  cmd->add_option("--per-browser", request->per_browser,
+                  "Captures one browser runs at once, each in its own browser context "
+                  "(default 4). Capacity = browsers x per-browser.")
+      ->envname("PAGEREEL_PER_BROWSER");
+  cmd->add_option("--queue", request->queue,
+                  "Captures that may wait for a free browser; beyond it: 503 with Retry-After.")
+      ->envname("PAGEREEL_QUEUE")
+      ->capture_default_str();
+  cmd->add_option("--max-wait", request->max_wait_seconds,
+                  "Seconds a capture may wait in line before it is answered 503.")
+      ->envname("PAGEREEL_MAX_WAIT")
+      ->capture_default_str();
+  cmd->add_option("--timeout", request->timeout_seconds,
+                  "Default seconds a page has to load and settle (a request's timeout= may "
+                  "change it, up to --max-timeout); then 504.")
+      ->envname("PAGEREEL_TIMEOUT")
+      ->capture_default_str();
+  cmd->add_option("--max-timeout", request->max_timeout_seconds,
+                  "The longest timeout a request may ask for, in seconds.")
+      ->envname("PAGEREEL_MAX_TIMEOUT")
+      ->capture_default_str();
+  cmd->add_option("--max-body-kb", request->max_body_kb,
+                  "Largest request body (an HTML document or JSON), in KiB; beyond it: 413.")
+      ->envname("PAGEREEL_MAX_BODY_KB")
+      ->capture_default_str();
+  cmd->add_option("--max-pdf-pages", request->max_pdf_pages,
+                  "Most pages one PDF may have.")
+      ->envname("PAGEREEL_MAX_PDF_PAGES")
+      ->capture_default_str();
+  cmd->add_option("--recycle-after", request->recycle_after,
+                  "Replace a browser after this many captures (0: never). It is drained "
+                  "first: no capture fails for it.")
+      ->envname("PAGEREEL_RECYCLE_AFTER")
+      ->capture_default_str();
+  cmd->add_option("--browser-memory-mb", request->browser_memory_mb,
+                  "Replace a browser whose processes hold more resident memory than this "
+                  "(0: no limit).")
+      ->envname("PAGEREEL_BROWSER_MEMORY_MB")
+      ->capture_default_str();
+  cmd->add_option("--token", request->token,
+                  "Require 'Authorization: Bearer TOKEN' on every route but /healthz and "
+                  "/readyz. Prefer the environment variable, which ps does not show.")
+      ->envname("PAGEREEL_TOKEN");
+  cmd->add_option("--grace", request->grace_seconds,
+                  "On SIGTERM, seconds the captures in flight have to finish before the "
+                  "browsers are killed.")
+      ->envname("PAGEREEL_GRACE")
+      ->capture_default_str();
+  cmd->add_option("--browser", request->browser,
+                  "chrome-headless-shell binary (default: $PAGEREEL_BROWSER or "
+                  "/usr/lib/chromium/chromium-headless-shell).");
+  cmd->footer(
+      "Routes: GET|POST /v1/screenshot, GET|POST /v1/pdf, GET /healthz, /readyz, /metrics "
+      "(Prometheus), /v1/status. docs/serve.md lists every parameter.\n\n"
+      "Examples:\n"
+      "  pagereel serve\n"
+      "  curl -o shot.png 'http://127.0.0.1:8080/v1/screenshot?url=https://example.com&width=1280&height=720'\n"
+      "  curl -o doc.pdf --data-binary @invoice.html -H 'Content-Type: text/html' "
+      "'http://127.0.0.1:8080/v1/pdf?format=A4'\n"
+      "  PAGEREEL_LISTEN=0.0.0.0:8080 PAGEREEL_TOKEN=secret pagereel serve --browsers 2");
+  cmd->callback([request, &run] { run = [request] { return serve::RunServe(*request); }; });
+}
+
+}  // namespace pagereel::cli

@@ -1,0 +1,142 @@
+#include "serve/admission.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/thread.h"
+
+namespace pagereel::serve {
+
+namespace {
+constexpr std::chrono::seconds kDrainWindow{60};
+}
+
+Admission::Admission(const AdmissionOptions& options) : options_(options) {
+  for (int i = 0; i < options_.capacity; ++i) {
+    workers_.emplace_back([this, i] {
+      SetCurrentThreadName("capture-" + std::to_string(i));
+      WorkerLoop();
+    });
+  }
+  expiry_ = std::thread([this] {
+    SetCurrentThreadName("queue-expiry");
+    ExpiryLoop();
+  });
+}
+
+Admission::~Admission() {
+  Shutdown(std::chrono::milliseconds(0));
+  work_cv_.notify_all();
+  for (auto& worker : workers_) worker.join();
+  expiry_.join();
+}
+
+Status Admission::Submit(std::shared_ptr<Job> job) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return UnavailableError("the service is shutting down");
+  int free = options_.capacity - running_ - static_cast<int>(line_.size());
+  if (free <= 0 && static_cast<int>(line_.size()) >= options_.max_waiting) {
+    return ResourceExhaustedError("every browser is busy and " + std::to_string(line_.size()) +
+                                  " captures are waiting, the most this service queues");
+  }
+  job->enqueued = Clock::now();
+  line_.push_back(std::move(job));
+  work_cv_.notify_one();
+  return Status::Ok();
+}
+
+bool Admission::Remove(const Job* job) {
+  std::lock_guard lock(mu_);
+  auto it = std::find_if(line_.begin(), line_.end(), [&](const auto& j) { return j.get() == job; });
+  if (it == line_.end()) return false;
+  line_.erase(it);
+  return true;
+}
+
+int Admission::running() const {
+  std::lock_guard lock(mu_);
+  return running_;
+}
+
+int Admission::waiting() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int>(line_.size());
+}
+
+int Admission::RetryAfterSeconds() const {
+  std::lock_guard lock(mu_);
+  Clock::time_point now = Clock::now();
+  int64_t recent = std::count_if(finished_.begin(), finished_.end(),
+                                 [&](Clock::time_point t) { return now - t <= kDrainWindow; });
+  if (recent == 0) {
+    return static_cast<int>(std::clamp<int64_t>(
+        std::chrono::duration_cast<std::chrono::seconds>(options_.max_wait).count(), 1, 60));
+  }
+  double per_second = static_cast<double>(recent) / static_cast<double>(kDrainWindow.count());
+  double seconds = static_cast<double>(line_.size() + 1) / per_second;
+  return static_cast<int>(std::clamp(std::ceil(seconds), 1.0, 60.0));
+}
+
+void Admission::WorkerLoop() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return !line_.empty() || stopping_; });
+      if (line_.empty()) return;  // Stopping, and nothing left.
+      job = std::move(line_.front());
+      line_.pop_front();
+      ++running_;
+    }
+    job->run(Clock::now() - job->enqueued);
+    {
+      std::lock_guard lock(mu_);
+      --running_;
+      Clock::time_point now = Clock::now();
+      finished_.push_back(now);
+      while (!finished_.empty() && now - finished_.front() > kDrainWindow) finished_.pop_front();
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+void Admission::ExpiryLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    expiry_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    Clock::time_point now = Clock::now();
+    std::vector<std::shared_ptr<Job>> expired;
+    for (auto it = line_.begin(); it != line_.end();) {
+      if (now - (*it)->enqueued >= options_.max_wait) {
+        expired.push_back(std::move(*it));
+        it = line_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (expired.empty()) continue;
+    lock.unlock();
+    for (const auto& job : expired) {
+      job->reject(ResourceExhaustedError(
+          "the capture waited " + std::to_string(options_.max_wait.count()) +
+          " ms for a free browser, the longest this service lets a capture wait"));
+    }
+    lock.lock();
+  }
+}
+
+int Admission::Shutdown(std::chrono::milliseconds grace) {
+  std::deque<std::shared_ptr<Job>> rejected;
+  std::unique_lock lock(mu_);
+  stopping_ = true;
+  rejected.swap(line_);
+  work_cv_.notify_all();
+  expiry_cv_.notify_all();
+  lock.unlock();
+  for (const auto& job : rejected) job->reject(UnavailableError("the service is shutting down"));
+  lock.lock();
+  idle_cv_.wait_for(lock, grace, [&] { return running_ == 0; });
+  return running_;
+}
+
+}  // namespace pagereel::serve

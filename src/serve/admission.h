@@ -1,0 +1,89 @@
+// Admission: at most `capacity` captures run at once, each on its own worker thread; up
+// to `max_waiting` more wait in line, each for at most `max_wait`. Past either bound a
+// capture is refused at once with a Retry-After computed from how fast the line drained
+// lately, so an overloaded service answers quickly instead of timing out.
+//
+// Thread-safe. Jobs run on the admission's worker threads, never on the caller's.
+#ifndef PAGEREEL_SERVE_ADMISSION_H_
+#define PAGEREEL_SERVE_ADMISSION_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+
+namespace pagereel::serve {
+
+using Clock = std::chrono::steady_clock;
+
+struct Job {
+  // The capture itself, on a worker thread; gets how long it waited in line.
+  std::function<void(Clock::duration waited)> run;
+  // Called instead of `run` when the job leaves the line without running: it waited too
+  // long, or the service is shutting down (kUnavailable, with the reason).
+  std::function<void(const Status&)> reject;
+  // Set when the client left; the running capture polls it.
+  std::atomic<bool> cancelled{false};
+  Clock::time_point enqueued{};
+};
+
+struct AdmissionOptions {
+  int capacity = 2;
+  int max_waiting = 100;
+  std::chrono::milliseconds max_wait{20'000};
+};
+
+class Admission {
+ public:
+  explicit Admission(const AdmissionOptions& options);
+  ~Admission();  // Shutdown(0).
+  Admission(const Admission&) = delete;
+  Admission& operator=(const Admission&) = delete;
+
+  // Starts `job` on a free worker, or puts it in line. kResourceExhausted when the line is
+  // full; kUnavailable once shutting down.
+  Status Submit(std::shared_ptr<Job> job);
+
+  // Takes a waiting job out of the line (its client left). False if it is not waiting
+  // (already running or done).
+  bool Remove(const Job* job);
+
+  // Seconds a refused client should wait before trying again: the time the line takes to
+  // move by its length at the rate it drained over the last minute, from 1 to 60.
+  int RetryAfterSeconds() const;
+
+  int running() const;
+  int waiting() const;
+  int capacity() const { return options_.capacity; }
+
+  // Refuses new jobs and rejects the waiting ones; waits up to `grace` for running jobs
+  // and returns how many were still running then. Workers are joined by the destructor.
+  int Shutdown(std::chrono::milliseconds grace);
+
+ private:
+  void WorkerLoop();
+  void ExpiryLoop();
+
+  const AdmissionOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;    // Workers wait on it: a job or stopping.
+  std::condition_variable expiry_cv_;  // The expiry thread waits on it: stopping.
+  std::condition_variable idle_cv_;    // A worker finished a job.
+  std::deque<std::shared_ptr<Job>> line_;      // Guarded by mu_.
+  int running_ = 0;                            // Guarded by mu_.
+  bool stopping_ = false;                      // Guarded by mu_.
+  std::deque<Clock::time_point> finished_;     // Guarded by mu_. Completions, last minute.
+  std::vector<std::thread> workers_;
+  std::thread expiry_;
+};
+
+}  // namespace pagereel::serve
+
+#endif  // PAGEREEL_SERVE_ADMISSION_H_

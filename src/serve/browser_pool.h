@@ -1,0 +1,95 @@
+// BrowserPool: the service's browsers. Each takes up to `per_browser` captures at once.
+// A browser is retired after `recycle_after` captures or once its processes' resident
+// memory passes `rss_limit_bytes`: it takes no new capture, finishes those it has, and is
+// then closed, while a fresh one takes its share; no capture fails for it. A browser that
+// crashed fails only the captures it was running (they see it); it is replaced at once.
+//
+// Thread-safe.
+#ifndef PAGEREEL_SERVE_BROWSER_POOL_H_
+#define PAGEREEL_SERVE_BROWSER_POOL_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "base/status.h"
+#include "browser/browser.h"
+
+namespace pagereel::serve {
+
+struct PoolOptions {
+  int browsers = 1;
+  int per_browser = 2;
+  int64_t recycle_after = 1000;       // Captures; 0: never.
+  int64_t rss_limit_bytes = 1LL << 30;  // Of one browser's process tree; 0: no limit.
+  browser::LaunchOptions launch;
+};
+
+struct PoolStats {
+  int browsers = 0;         // Running now, retiring ones included.
+  int64_t launched = 0;
+  int64_t crashed = 0;      // Replaced because they died.
+  int64_t recycled = 0;     // Retired for age or memory.
+  int64_t browsers_rss_bytes = 0;
+};
+
+class BrowserPool {
+ public:
+  class Lease;
+
+  explicit BrowserPool(const PoolOptions& options);
+  ~BrowserPool();
+  BrowserPool(const BrowserPool&) = delete;
+  BrowserPool& operator=(const BrowserPool&) = delete;
+
+  // Launches the first browser, so a service that cannot start a browser fails at once.
+  Status Start();
+
+  // A browser with room for one more capture (launching one when needed).
+  Result<Lease> Acquire();
+
+  // True when a browser is running and healthy (for /readyz).
+  bool Ready() const;
+  PoolStats Stats() const;
+
+  // Kills every browser now (shutdown after the grace period).
+  void KillAll();
+
+ private:
+  struct Slot {
+    std::unique_ptr<browser::Browser> browser;
+    int in_flight = 0;
+    int64_t done = 0;
+    bool retiring = false;
+    bool counted_crash = false;
+  };
+  void Release(Slot* slot);
+  // Retires dead browsers; returns slots nobody uses any more, to be destroyed unlocked.
+  std::vector<std::unique_ptr<Slot>> CollectLocked();
+
+  const PoolOptions options_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // Guarded by mu_.
+  PoolStats stats_;                           // Guarded by mu_.
+};
+
+class BrowserPool::Lease {
+ public:
+  Lease(Lease&& other) noexcept : pool_(other.pool_), slot_(other.slot_) { other.slot_ = nullptr; }
+  Lease& operator=(Lease&&) = delete;
+  ~Lease() {
+    if (slot_ != nullptr) pool_->Release(slot_);
+  }
+  browser::Browser& browser() { return *slot_->browser; }
+
+ private:
+  friend class BrowserPool;
+  Lease(BrowserPool* pool, Slot* slot) : pool_(pool), slot_(slot) {}
+  BrowserPool* pool_;
+  Slot* slot_;
+};
+
+}  // namespace pagereel::serve
+
+#endif  // PAGEREEL_SERVE_BROWSER_POOL_H_

@@ -1,0 +1,404 @@
+#include "serve/request.h"
+
+#include <boost/json.hpp>
+#include <boost/url.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace pagereel::serve {
+
+namespace {
+
+namespace urls = boost::urls;
+using Params = std::map<std::string, std::string, std::less<>>;
+
+// Text fit to quote back to a client in an error message: short, printable.
+std::string Quote(std::string_view value) {
+  std::string out = "'";
+  for (char c : value.substr(0, 60)) {
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  }
+  if (value.size() > 60) out += "...";
+  return out + "'";
+}
+
+Status Bad(std::string_view name, std::string_view what) {
+  return InvalidArgumentError(std::string(name) + ": " + std::string(what));
+}
+
+bool HasControl(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+// application/x-www-form-urlencoded, as query strings and HTML forms write it: pairs
+// joined by '&', '+' for a space, %XX for any byte. Written here because Boost.URL 1.81's
+// decoding views returned stray bytes past the decoded value in our tests.
+Result<std::string> FormDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%') {
+      auto hex = [](char h) -> int {
+        if (h >= '0' && h <= '9') return h - '0';
+        if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+        if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+        return -1;
+      };
+      int hi = i + 2 < text.size() ? hex(text[i + 1]) : -1;
+      int lo = i + 2 < text.size() ? hex(text[i + 2]) : -1;
+      if (hi < 0 || lo < 0) return Bad("query", "has a % not followed by two hex digits");
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Status AddForm(std::string_view text, Params& params) {
+  while (!text.empty()) {
+    size_t amp = text.find('&');
+    std::string_view pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    PR_ASSIGN_OR_RETURN(std::string key, FormDecode(pair.substr(0, eq)));
+    PR_ASSIGN_OR_RETURN(std::string value,
+                        FormDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1)));
+    params[std::move(key)] = std::move(value);
+  }
+  return Status::Ok();
+}
+
+Status AddJson(std::string_view text, Params& params) {
+  boost::system::error_code ec;
+  boost::json::value value = boost::json::parse(text, ec);
+  if (ec || !value.is_object()) {
+    return Bad("body", "is not a JSON object (send JSON with Content-Type application/json)");
+  }
+  for (const auto& [key, v] : value.as_object()) {
+    std::string name(key);
+    if (v.is_string()) {
+      params[name] = std::string(v.as_string());
+    } else if (v.is_bool()) {
+      params[name] = v.as_bool() ? "true" : "false";
+    } else if (v.is_int64() || v.is_uint64() || v.is_double()) {
+      params[name] = boost::json::serialize(v);
+    } else {
+      return Bad(name, "must be a string, a number or a boolean");
+    }
+  }
+  return Status::Ok();
+}
+
+class Reader {
+ public:
+  explicit Reader(const Params& params) : params_(params) {}
+
+  bool Has(std::string_view name) {
+    used_.insert(std::string(name));
+    return params_.contains(name);
+  }
+  const std::string& Raw(std::string_view name) { return params_.find(name)->second; }
+
+  Result<int> Int(std::string_view name, int fallback, int min, int max) {
+    if (!Has(name)) return fallback;
+    const std::string& text = Raw(name);
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+      return Bad(name, "must be a whole number from " + std::to_string(min) + " to " +
+                           std::to_string(max) + ", not " + Quote(text));
+    }
+    return value;
+  }
+
+  Result<double> Number(std::string_view name, double fallback, double min, double max) {
+    if (!Has(name)) return fallback;
+    const std::string& text = Raw(name);
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+        value < min || value > max) {
+      char range[64];
+      std::snprintf(range, sizeof range, "from %g to %g", min, max);
+      return Bad(name, std::string("must be a number ") + range + ", not " + Quote(text));
+    }
+    return value;
+  }
+
+  Result<bool> Bool(std::string_view name, bool fallback) {
+    if (!Has(name)) return fallback;
+    const std::string& text = Raw(name);
+    if (text.empty() || text == "true" || text == "1" || text == "yes") return true;
+    if (text == "false" || text == "0" || text == "no") return false;
+    return Bad(name, "must be true or false, not " + Quote(text));
+  }
+
+  Result<std::string> Text(std::string_view name, size_t max_length, bool allow_newlines) {
+    if (!Has(name)) return std::string();
+    const std::string& text = Raw(name);
+    if (text.size() > max_length) {
+      return Bad(name, "is longer than " + std::to_string(max_length) + " characters");
+    }
+    for (char c : text) {
+      bool control = static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      if (control && !(allow_newlines && (c == '\n' || c == '\r' || c == '\t'))) {
+        return Bad(name, "must not hold control characters");
+      }
+    }
+    return text;
+  }
+
+  // A paper length: a number with a unit (in, cm, mm, px); a bare number is CSS pixels
+  // (96 to the inch), as in browsers' own print options. In inches.
+  Result<double> Length(std::string_view name, double fallback_in, double max_in) {
+    if (!Has(name)) return fallback_in;
+    std::string text = Raw(name);
+    double per_unit = 1.0 / 96;
+    for (auto [suffix, factor] : {std::pair{"in", 1.0}, {"cm", 1 / 2.54}, {"mm", 1 / 25.4},
+                                  {"px", 1.0 / 96}}) {
+      if (text.size() > 2 && text.ends_with(suffix)) {
+        text.resize(text.size() - 2);
+        per_unit = factor;
+        break;
+      }
+    }
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    double inches = value * per_unit;
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(inches) ||
+        inches < 0 || inches > max_in) {
+      return Bad(name, "must be a length such as 210mm, 8.5in, 21cm or 800 (pixels), at most " +
+                           std::to_string(static_cast<int>(max_in)) + " inches, not " +
+                           Quote(Raw(name)));
+    }
+    return inches;
+  }
+
+  // Every parameter given must have been read: a misspelt one is an error, not a default.
+  Status CheckAllUsed() const {
+    for (const auto& [name, value] : params_) {
+      if (!used_.contains(name)) {
+        return InvalidArgumentError("unknown parameter " + Quote(name) +
+                                    " (docs/serve.md lists the parameters of each route)");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const Params& params_;
+  std::set<std::string, std::less<>> used_;
+};
+
+Status CheckUrl(const std::string& url) {
+  if (url.size() > 8192) return Bad("url", "is longer than 8192 characters");
+  if (HasControl(url) || url.find(' ') != std::string::npos) {
+    return Bad("url", "must not hold spaces or control characters (percent-encode them)");
+  }
+  urls::result<urls::url_view> parsed = urls::parse_absolute_uri(url);
+  if (!parsed) return Bad("url", "is not an absolute URL: " + Quote(url));
+  if (parsed->scheme_id() != urls::scheme::http && parsed->scheme_id() != urls::scheme::https) {
+    return Bad("url", "must be an http:// or https:// URL, not " + Quote(parsed->scheme()) +
+                          " (to capture your own HTML, POST it)");
+  }
+  if (parsed->encoded_host().empty()) return Bad("url", "has no host: " + Quote(url));
+  return Status::Ok();
+}
+
+Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
+                CaptureRequest& request) {
+  capture::SnapshotOptions& page = request.page;
+  PR_ASSIGN_OR_RETURN(page.url, in.Text("url", 8192, false));
+  PR_ASSIGN_OR_RETURN(std::string html, in.Text("html", limits.max_body_bytes, true));
+  if (!html_body.empty()) html = std::string(html_body);
+  if (!page.url.empty() && !html.empty()) {
+    return Bad("url", "give either url or an HTML document, not both");
+  }
+  if (page.url.empty() && html.empty()) {
+    return Bad("url", "missing: give url=https://... or POST the HTML to capture");
+  }
+  if (!page.url.empty()) {
+    PR_RETURN_IF_ERROR(CheckUrl(page.url));
+    request.what = page.url;
+  } else {
+    request.what = "html (" + std::to_string(html.size()) + " bytes)";
+  }
+  page.html = std::move(html);
+
+  if (request.route == Route::kScreenshot) {  // For a PDF, width and height are the paper's.
+    PR_ASSIGN_OR_RETURN(page.width, in.Int("width", 1280, 1, limits.max_width));
+    PR_ASSIGN_OR_RETURN(page.height, in.Int("height", 720, 1, limits.max_height));
+    PR_ASSIGN_OR_RETURN(page.scale, in.Number("scale", 1.0, 0.1, limits.max_scale));
+  }
+  double pixels = page.width * page.scale * page.height * page.scale;
+  if (pixels > static_cast<double>(limits.max_pixels)) {
+    return Bad("scale", "width × height × scale² is " + std::to_string(static_cast<int64_t>(pixels)) +
+                            " pixels; the most this service makes is " +
+                            std::to_string(limits.max_pixels));
+  }
+  PR_ASSIGN_OR_RETURN(int timeout_ms,
+                      in.Int("timeout", static_cast<int>(limits.default_timeout.count()), 1,
+                             static_cast<int>(limits.max_timeout.count())));
+  page.timeout = std::chrono::milliseconds(timeout_ms);
+
+  if (in.Has("wait")) {
+    const std::string& wait = in.Raw("wait");
+    if (wait == "auto") {
+      page.wait = capture::WaitMode::kAuto;
+    } else if (wait == "load") {
+      page.wait = capture::WaitMode::kLoad;
+    } else if (wait == "networkidle") {
+      page.wait = capture::WaitMode::kNetworkIdle;
+    } else if (wait == "quiet") {
+      page.wait = capture::WaitMode::kQuiet;
+    } else {
+      int ms = 0;
+      auto [end, ec] = std::from_chars(wait.data(), wait.data() + wait.size(), ms);
+      if (ec != std::errc() || end != wait.data() + wait.size() || ms < 0 || ms >= timeout_ms) {
+        return Bad("wait", "must be auto, load, networkidle, quiet or a number of milliseconds "
+                           "below the timeout (" + std::to_string(timeout_ms) + "), not " +
+                               Quote(wait));
+      }
+      page.wait = capture::WaitMode::kFixed;
+      page.fixed_wait = std::chrono::milliseconds(ms);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadScreenshot(Reader& in, CaptureRequest& request) {
+  capture::ScreenshotOptions& shot = request.screenshot;
+  std::string type = in.Has("type") ? in.Raw("type") : "png";
+  if (type == "png") {
+    shot.type = capture::ImageType::kPng;
+    request.content_type = "image/png";
+  } else if (type == "jpeg" || type == "jpg") {
+    shot.type = capture::ImageType::kJpeg;
+    request.content_type = "image/jpeg";
+  } else if (type == "webp") {
+    shot.type = capture::ImageType::kWebp;
+    request.content_type = "image/webp";
+  } else {
+    return Bad("type", "must be png, jpeg or webp, not " + Quote(type));
+  }
+  PR_ASSIGN_OR_RETURN(shot.quality, in.Int("quality", 80, 1, 100));
+  if (in.Has("quality") && shot.type == capture::ImageType::kPng) {
+    return Bad("quality", "applies to jpeg and webp only (png is lossless)");
+  }
+  PR_ASSIGN_OR_RETURN(shot.full_page, in.Bool("fullPage", false));
+  PR_ASSIGN_OR_RETURN(shot.selector, in.Text("selector", 1024, false));
+  if (shot.full_page && !shot.selector.empty()) {
+    return Bad("selector", "cannot be combined with fullPage");
+  }
+  PR_ASSIGN_OR_RETURN(request.page.transparent, in.Bool("transparent", false));
+  if (request.page.transparent && shot.type == capture::ImageType::kJpeg) {
+    return Bad("transparent", "needs type=png or type=webp (JPEG has no alpha)");
+  }
+  return Status::Ok();
+}
+
+Status ReadPdf(Reader& in, CaptureRequest& request) {
+  capture::PdfOptions& pdf = request.pdf;
+  request.content_type = "application/pdf";
+  constexpr double kMaxPaperIn = 200;
+  if (in.Has("format")) {
+    static const std::map<std::string, std::pair<double, double>, std::less<>> kFormats = {
+        {"letter", {8.5, 11}},    {"legal", {8.5, 14}},       {"tabloid", {11, 17}},
+        {"ledger", {17, 11}},     {"a0", {33.1, 46.8}},       {"a1", {23.4, 33.1}},
+        {"a2", {16.54, 23.4}},    {"a3", {11.7, 16.54}},      {"a4", {8.27, 11.7}},
+        {"a5", {5.83, 8.27}},     {"a6", {4.13, 5.83}},
+    };
+    std::string name = in.Raw("format");
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto it = kFormats.find(name);
+    if (it == kFormats.end()) {
+      return Bad("format", "must be one of A0-A6, Letter, Legal, Tabloid, Ledger, not " +
+                               Quote(in.Raw("format")));
+    }
+    pdf.paper_width_in = it->second.first;
+    pdf.paper_height_in = it->second.second;
+    if (in.Has("width") || in.Has("height")) {
+      return Bad("format", "give either format or width and height, not both");
+    }
+  }
+  PR_ASSIGN_OR_RETURN(pdf.paper_width_in, in.Length("width", pdf.paper_width_in, kMaxPaperIn));
+  PR_ASSIGN_OR_RETURN(pdf.paper_height_in, in.Length("height", pdf.paper_height_in, kMaxPaperIn));
+  if (pdf.paper_width_in < 0.5 || pdf.paper_height_in < 0.5) {
+    return Bad("width", "the paper must be at least half an inch each way");
+  }
+  PR_ASSIGN_OR_RETURN(double margin, in.Length("margin", 0.4, kMaxPaperIn));
+  PR_ASSIGN_OR_RETURN(pdf.margin_top_in, in.Length("marginTop", margin, kMaxPaperIn));
+  PR_ASSIGN_OR_RETURN(pdf.margin_bottom_in, in.Length("marginBottom", margin, kMaxPaperIn));
+  PR_ASSIGN_OR_RETURN(pdf.margin_left_in, in.Length("marginLeft", margin, kMaxPaperIn));
+  PR_ASSIGN_OR_RETURN(pdf.margin_right_in, in.Length("marginRight", margin, kMaxPaperIn));
+  if (pdf.margin_left_in + pdf.margin_right_in >= pdf.paper_width_in ||
+      pdf.margin_top_in + pdf.margin_bottom_in >= pdf.paper_height_in) {
+    return Bad("margin", "the margins leave no room on the paper");
+  }
+  PR_ASSIGN_OR_RETURN(pdf.landscape, in.Bool("landscape", false));
+  PR_ASSIGN_OR_RETURN(pdf.print_background, in.Bool("printBackground", true));
+  PR_ASSIGN_OR_RETURN(pdf.header_template, in.Text("headerTemplate", 65536, true));
+  PR_ASSIGN_OR_RETURN(pdf.footer_template, in.Text("footerTemplate", 65536, true));
+  PR_ASSIGN_OR_RETURN(pdf.page_ranges, in.Text("pageRanges", 256, false));
+  static const std::regex kRanges(R"(\s*\d+(\s*-\s*\d*)?(\s*,\s*\d+(\s*-\s*\d*)?)*\s*)");
+  if (!pdf.page_ranges.empty() && !std::regex_match(pdf.page_ranges, kRanges)) {
+    return Bad("pageRanges", "must look like 1-5, 8, 11-13, not " + Quote(pdf.page_ranges));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
+                                           std::string_view content_type, std::string_view body,
+                                           const Limits& limits) {
+  if (body.size() > limits.max_body_bytes) {
+    return ResourceExhaustedError("the body is larger than " +
+                                  std::to_string(limits.max_body_bytes) + " bytes");
+  }
+  Params params;
+  if (size_t q = target.find('?'); q != std::string_view::npos) {
+    PR_RETURN_IF_ERROR(AddForm(target.substr(q + 1), params));
+  }
+  std::string_view html_body;
+  std::string_view type = content_type.substr(0, content_type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  if (!body.empty()) {
+    if (type == "application/json") {
+      PR_RETURN_IF_ERROR(AddJson(body, params));
+    } else if (type == "application/x-www-form-urlencoded") {
+      PR_RETURN_IF_ERROR(AddForm(body, params));
+    } else if (type == "text/html" || type.empty()) {
+      html_body = body;
+    } else {
+      return Bad("Content-Type", "must be application/json, application/x-www-form-urlencoded "
+                                 "or text/html, not " + Quote(type));
+    }
+  }
+  CaptureRequest request;
+  request.route = route;
+  Reader in(params);
+  PR_RETURN_IF_ERROR(ReadPage(in, limits, html_body, request));
+  if (route == Route::kScreenshot) {
+    PR_RETURN_IF_ERROR(ReadScreenshot(in, request));
+  } else {
+    PR_RETURN_IF_ERROR(ReadPdf(in, request));
+  }
+  PR_RETURN_IF_ERROR(in.CheckAllUsed());
+  return request;
+}
+
+}  // namespace pagereel::serve

@@ -1,0 +1,53 @@
+// CaptureRequest: what a client asked of the capture service, read from the query string
+// and the body of an HTTP request and checked against the service's limits. Every bad
+// value is refused with a message that names the parameter and what it accepts.
+#ifndef PAGEREEL_SERVE_REQUEST_H_
+#define PAGEREEL_SERVE_REQUEST_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "capture/snapshot.h"
+
+namespace pagereel::serve {
+
+enum class Route { kScreenshot, kPdf };
+
+// Upper bounds on what one request may make big; the operator may change them.
+struct Limits {
+  size_t max_body_bytes = 2 << 20;             // An HTML body, or a JSON object.
+  int max_width = 3840;                         // Viewport CSS pixels.
+  int max_height = 3840;
+  double max_scale = 4;
+  int64_t max_pixels = 3840LL * 2160 * 4;       // Of the image: width × height × scale².
+  int max_pdf_pages = 100;
+  std::chrono::milliseconds default_timeout{30'000};
+  std::chrono::milliseconds max_timeout{120'000};
+};
+
+struct CaptureRequest {
+  Route route = Route::kScreenshot;
+  capture::SnapshotOptions page;  // url or html, viewport, wait, timeout.
+  capture::ScreenshotOptions screenshot;
+  capture::PdfOptions pdf;
+  // What the response's Content-Type is: "image/png", "application/pdf"...
+  std::string content_type;
+  // For logs: the URL, or "html (N bytes)".
+  std::string what;
+};
+
+// Reads a request of `route`: `target` is the request target ("/v1/screenshot?url=..."),
+// `content_type` and `body` those of a POST (empty for GET). A POST body is JSON (an object
+// with the same names as the query), a form, or the HTML to capture (text/html); query
+// parameters and body fields may be mixed, and the body wins. kInvalidArgument names the
+// bad parameter.
+Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
+                                           std::string_view content_type, std::string_view body,
+                                           const Limits& limits);
+
+}  // namespace pagereel::serve
+
+#endif  // PAGEREEL_SERVE_REQUEST_H_

@@ -1,0 +1,162 @@
+#include "serve/request.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace pagereel::serve {
+namespace {
+
+Result<CaptureRequest> Get(Route route, const std::string& query) {
+  return ParseCaptureRequest(route, "/v1/x?" + query, "", "", Limits{});
+}
+
+TEST(CaptureRequestTest, ScreenshotDefaultsAndValues) {
+  // The URL is a query value: its own reserved characters come percent-encoded.
+  Result<CaptureRequest> r = Get(Route::kScreenshot, "url=https%3A%2F%2Fexample.com%2Fa%2520b%3Fx%3D1");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->page.url, "https://example.com/a%20b?x=1");
+  EXPECT_EQ(r->page.width, 1280);
+  EXPECT_EQ(r->page.height, 720);
+  EXPECT_EQ(r->content_type, "image/png");
+  EXPECT_EQ(r->page.wait, capture::WaitMode::kAuto);
+
+  r = Get(Route::kScreenshot,
+          "url=http://x.test/&type=webp&quality=55&width=800&height=600&scale=2&fullPage=true"
+          "&transparent=1&wait=1500&timeout=9000");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "image/webp");
+  EXPECT_EQ(r->screenshot.quality, 55);
+  EXPECT_EQ(r->page.scale, 2);
+  EXPECT_TRUE(r->screenshot.full_page);
+  EXPECT_TRUE(r->page.transparent);
+  EXPECT_EQ(r->page.wait, capture::WaitMode::kFixed);
+  EXPECT_EQ(r->page.fixed_wait.count(), 1500);
+  EXPECT_EQ(r->page.timeout.count(), 9000);
+}
+
+TEST(CaptureRequestTest, BodiesJsonFormAndHtml) {
+  Result<CaptureRequest> r = ParseCaptureRequest(
+      Route::kScreenshot, "/v1/screenshot?type=jpeg", "application/json",
+      R"({"url": "https://example.com", "width": 640, "fullPage": false, "quality": 90})", Limits{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->page.width, 640);
+  EXPECT_EQ(r->content_type, "image/jpeg");
+  r = ParseCaptureRequest(Route::kPdf, "/v1/pdf", "application/x-www-form-urlencoded",
+                          "url=https%3A%2F%2Fexample.com&format=Letter&landscape=true", Limits{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_DOUBLE_EQ(r->pdf.paper_width_in, 8.5);
+  EXPECT_TRUE(r->pdf.landscape);
+  r = ParseCaptureRequest(Route::kPdf, "/v1/pdf?width=210mm&height=297mm&margin=1cm",
+                          "text/html; charset=utf-8", "<h1>Invoice</h1>", Limits{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->page.html, "<h1>Invoice</h1>");
+  EXPECT_NEAR(r->pdf.paper_width_in, 8.268, 0.001);
+  EXPECT_NEAR(r->pdf.margin_left_in, 0.3937, 0.001);
+  EXPECT_EQ(r->content_type, "application/pdf");
+}
+
+struct BadCase {
+  Route route;
+  std::string query;
+  std::string names;  // The message must start with this (the parameter's name).
+};
+
+TEST(CaptureRequestTest, EveryBadValueNamesItsParameter) {
+  const std::string u = "url=https://example.com&";
+  const std::vector<BadCase> cases = {
+      {Route::kScreenshot, "", "url: missing"},
+      {Route::kScreenshot, "url=", "url: missing"},
+      {Route::kScreenshot, "url=file:///etc/passwd", "url: must be an http"},
+      {Route::kScreenshot, "url=javascript:alert(1)", "url: must be an http"},
+      {Route::kScreenshot, "url=ftp://example.com/", "url: must be an http"},
+      {Route::kScreenshot, "url=example.com", "url: is not an absolute URL"},
+      {Route::kScreenshot, "url=http://", "url: "},
+      {Route::kScreenshot, "url=http://a.test/%0d%0aX:1", "url: must not hold"},
+      {Route::kScreenshot, "url=http://a.test/%20b", "url: must not hold"},
+      {Route::kScreenshot, "url=http://a.test/&html=%3Cp%3E", "url: give either"},
+      {Route::kScreenshot, "url=http://a.test/+b", "url: must not hold"},
+      {Route::kScreenshot, "url=https://a.test/?a=1&b=2", "unknown parameter 'b'"},
+      {Route::kScreenshot, u + "width=abc", "width: must be a whole number"},
+      {Route::kScreenshot, u + "width=-5", "width: must be a whole number"},
+      {Route::kScreenshot, u + "width=0", "width: must be a whole number"},
+      {Route::kScreenshot, u + "width=99999999999999999999", "width: must be a whole number"},
+      {Route::kScreenshot, u + "width=12.5", "width: must be a whole number"},
+      {Route::kScreenshot, u + "width=", "width: must be a whole number"},
+      {Route::kScreenshot, u + "height=1e9", "height: must be a whole number"},
+      {Route::kScreenshot, u + "scale=0", "scale: must be a number"},
+      {Route::kScreenshot, u + "scale=nan", "scale: must be a number"},
+      {Route::kScreenshot, u + "scale=inf", "scale: must be a number"},
+      {Route::kScreenshot, u + "scale=-1", "scale: must be a number"},
+      {Route::kScreenshot, u + "width=3840&height=3840&scale=4", "scale: width"},
+      {Route::kScreenshot, u + "type=gif", "type: must be png, jpeg or webp"},
+      {Route::kScreenshot, u + "type=PNG%00", "type: must be png"},
+      {Route::kScreenshot, u + "type=jpeg&quality=0", "quality: must be a whole number"},
+      {Route::kScreenshot, u + "type=jpeg&quality=101", "quality: must be a whole number"},
+      {Route::kScreenshot, u + "quality=50", "quality: applies to jpeg and webp"},
+      {Route::kScreenshot, u + "fullPage=maybe", "fullPage: must be true or false"},
+      {Route::kScreenshot, u + "transparent=1&type=jpeg", "transparent: needs type=png"},
+      {Route::kScreenshot, u + "selector=%0a", "selector: must not hold control"},
+      {Route::kScreenshot, u + "selector=a&fullPage=1", "selector: cannot be combined"},
+      {Route::kScreenshot, u + "selector=" + std::string(2000, 'a'), "selector: is longer"},
+      {Route::kScreenshot, u + "wait=soon", "wait: must be auto"},
+      {Route::kScreenshot, u + "wait=-1", "wait: must be auto"},
+      {Route::kScreenshot, u + "wait=40000", "wait: must be auto"},
+      {Route::kScreenshot, u + "timeout=0", "timeout: must be a whole number"},
+      {Route::kScreenshot, u + "timeout=999999999", "timeout: must be a whole number"},
+      {Route::kScreenshot, u + "Width=5", "unknown parameter 'Width'"},
+      {Route::kScreenshot, u + "format=A4", "unknown parameter 'format'"},
+      {Route::kPdf, u + "format=A9", "format: must be one of"},
+      {Route::kPdf, u + "format=A4&width=10in", "format: give either"},
+      {Route::kPdf, u + "width=10furlongs", "width: must be a length"},
+      {Route::kPdf, u + "width=-3in", "width: must be a length"},
+      {Route::kPdf, u + "width=1e300in", "width: must be a length"},
+      {Route::kPdf, u + "width=0.1in", "width: the paper"},
+      {Route::kPdf, u + "margin=6in", "margin: the margins leave no room"},
+      {Route::kPdf, u + "landscape=2", "landscape: must be true or false"},
+      {Route::kPdf, u + "pageRanges=1-;DROP", "pageRanges: must look like"},
+      {Route::kPdf, u + "pageRanges=abc", "pageRanges: must look like"},
+      {Route::kPdf, u + "type=png", "unknown parameter 'type'"},
+      {Route::kPdf, u + "headerTemplate=%01", "headerTemplate: must not hold"},
+  };
+  for (const BadCase& c : cases) {
+    Result<CaptureRequest> r = Get(c.route, c.query);
+    ASSERT_FALSE(r.ok()) << c.query;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.query;
+    EXPECT_EQ(r.status().message().substr(0, c.names.size()), c.names)
+        << c.query << " -> " << r.status().message();
+  }
+}
+
+TEST(CaptureRequestTest, BadBodies) {
+  Limits limits;
+  limits.max_body_bytes = 100;
+  EXPECT_EQ(ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot", "text/html",
+                                std::string(101, 'a'), limits)
+                .status()
+                .code(),
+            StatusCode::kResourceExhausted);
+  for (const char* body : {"[1,2]", "{", "{\"url\": {\"a\": 1}}", "\"x\"", "{\"width\": [1]}"}) {
+    Result<CaptureRequest> r =
+        ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot", "application/json", body, Limits{});
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << body;
+  }
+  Result<CaptureRequest> r = ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot",
+                                                 "application/json", R"({"width": "wide", "url": "https://a.test"})", Limits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().substr(0, 6), "width:");
+  r = ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot", "image/png", "\x89PNG", Limits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().substr(0, 13), "Content-Type:");
+  r = ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot?%zz=1", "", "", Limits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().substr(0, 6), "query:");
+  r = ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot?url=https%3A%2F%2Fa.test%2", "", "", Limits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().substr(0, 6), "query:");
+}
+
+}  // namespace
+}  // namespace pagereel::serve

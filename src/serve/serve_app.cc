@@ -1,0 +1,92 @@
+#include "serve/serve_app.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "base/process_memory.h"
+#include "serve/server.h"
+
+namespace pagereel::serve {
+
+namespace {
+
+constexpr int kDefaultPerBrowser = 4;
+// A capture browser with a few contexts open: about twice the 500 MB a render lane's
+// browser measured (bench/RESULTS.md), to leave room for heavy pages.
+constexpr int64_t kBytesPerBrowser = 1LL << 30;
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "pagereel serve: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int RunServe(const ServeRequest& request) {
+  if (request.browsers < 0 || request.browsers > 64) return Usage("--browsers must be from 1 to 64");
+  if (request.per_browser < 0 || request.per_browser > 64) return Usage("--per-browser must be from 1 to 64");
+  if (request.queue < 0 || request.queue > 100000) return Usage("--queue must be from 0 to 100000");
+  if (!(request.max_wait_seconds > 0 && request.max_wait_seconds <= 3600)) return Usage("--max-wait must be from 0 to 3600 seconds");
+  if (!(request.timeout_seconds > 0 && request.timeout_seconds <= request.max_timeout_seconds)) {
+    return Usage("--timeout must be above 0 and at most --max-timeout");
+  }
+  if (!(request.max_timeout_seconds > 0 && request.max_timeout_seconds <= 3600)) return Usage("--max-timeout must be from 0 to 3600 seconds");
+  if (request.max_body_kb < 1 || request.max_body_kb > 1024 * 1024) return Usage("--max-body-kb must be from 1 to 1048576");
+  if (request.recycle_after < 0) return Usage("--recycle-after must be 0 (never) or more");
+  if (request.browser_memory_mb < 0) return Usage("--browser-memory-mb must be 0 (no limit) or more");
+  if (!(request.grace_seconds >= 0 && request.grace_seconds <= 3600)) return Usage("--grace must be from 0 to 3600 seconds");
+
+  ServeOptions options;
+  options.listen = request.listen;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int by_memory = static_cast<int>(std::max<int64_t>(1, AvailableMemoryBytes() / kBytesPerBrowser));
+  options.pool.browsers = request.browsers > 0 ? request.browsers : std::clamp(std::min(cores / 2, by_memory), 1, 16);
+  options.pool.per_browser = request.per_browser > 0 ? request.per_browser : kDefaultPerBrowser;
+  options.pool.recycle_after = request.recycle_after;
+  options.pool.rss_limit_bytes = request.browser_memory_mb * (1LL << 20);
+  options.pool.launch.binary = request.browser;
+  options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
+  options.admission.max_waiting = request.queue;
+  options.admission.max_wait = std::chrono::milliseconds(static_cast<int64_t>(request.max_wait_seconds * 1000));
+  options.limits.default_timeout = std::chrono::milliseconds(static_cast<int64_t>(request.timeout_seconds * 1000));
+  options.limits.max_timeout = std::chrono::milliseconds(static_cast<int64_t>(request.max_timeout_seconds * 1000));
+  options.limits.max_body_bytes = static_cast<size_t>(request.max_body_kb) * 1024;
+  options.limits.max_pdf_pages = request.max_pdf_pages;
+  options.token = request.token;
+  options.grace = std::chrono::milliseconds(static_cast<int64_t>(request.grace_seconds * 1000));
+
+  // SIGTERM and SIGINT are taken by this thread with sigwait; every thread started from
+  // here on inherits the mask, so none of them is interrupted by them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Result<std::unique_ptr<Server>> server = Server::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "pagereel serve: %s\n", std::string(server.status().message()).c_str());
+    return server.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::fprintf(stderr,
+               "pagereel serve: listening on http://%s:%u (%d browser%s x %d captures, up to %d "
+               "waiting); try: curl -o page.png 'http://%s:%u/v1/screenshot?url=https://example.com'\n",
+               host.c_str(), (*server)->port(), options.pool.browsers,
+               options.pool.browsers == 1 ? "" : "s", options.pool.per_browser,
+               options.admission.max_waiting, host.c_str(), (*server)->port());
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "pagereel serve: %s: finishing the captures in flight (up to %g s)\n",
+               sig == SIGTERM ? "SIGTERM" : "SIGINT", request.grace_seconds);
+  (*server)->Shutdown();
+  std::fprintf(stderr, "pagereel serve: stopped\n");
+  return 0;
+}
+
+}  // namespace pagereel::serve

@@ -1,0 +1,363 @@
+// Runs the real service over loopback HTTP with the real chrome-headless-shell.
+#include "serve/server.h"
+
+#include <signal.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "browser/browser.h"
+#include "capture/image.h"
+#include "testing/http_server.h"
+
+namespace pagereel::serve {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+struct Reply {
+  int status = 0;
+  std::string content_type;
+  std::string retry_after;
+  std::string body;
+  std::string error;  // Transport failure.
+};
+
+// One request on a fresh connection.
+Reply Fetch(uint16_t port, http::verb method, const std::string& target, std::string body = "",
+            const std::string& content_type = "", const std::string& auth = "") {
+  Reply reply;
+  try {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> request{method, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    if (!content_type.empty()) request.set(http::field::content_type, content_type);
+    if (!auth.empty()) request.set(http::field::authorization, auth);
+    request.body() = std::move(body);
+    request.prepare_payload();
+    http::write(stream, request);
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 << 20);
+    http::read(stream, buffer, parser);
+    auto& response = parser.get();
+    reply.status = response.result_int();
+    reply.content_type = std::string(response[http::field::content_type]);
+    reply.retry_after = std::string(response[http::field::retry_after]);
+    reply.body = response.body();
+  } catch (const std::exception& e) {
+    reply.error = e.what();
+  }
+  return reply;
+}
+
+Reply Get(uint16_t port, const std::string& target) { return Fetch(port, http::verb::get, target); }
+
+std::string Encode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void StartServer(int browsers = 1, int per_browser = 2, int queue = 10,
+                   milliseconds max_wait = milliseconds(20'000)) {
+    ServeOptions options;
+    options.listen = "127.0.0.1:0";
+    options.pool.browsers = browsers;
+    options.pool.per_browser = per_browser;
+    options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
+    options.admission.max_waiting = queue;
+    options.admission.max_wait = max_wait;
+    options.grace = milliseconds(10'000);
+    options.log = [this](const std::string& line) {
+      std::lock_guard lock(log_mu_);
+      logs_.push_back(json::parse(line));
+    };
+    options.token = token_;
+    Result<std::unique_ptr<Server>> server = Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    port_ = server_->port();
+  }
+
+  std::vector<json> Logs() {
+    std::lock_guard lock(log_mu_);
+    return logs_;
+  }
+
+  // The log lines of captures with this status.
+  int LoggedWithStatus(int status) {
+    int n = 0;
+    for (const json& line : Logs()) {
+      if (line.value("status", 0) == status) ++n;
+    }
+    return n;
+  }
+
+  json Status() { return json::parse(Get(port_, "/v1/status").body); }
+
+  std::string token_;
+  std::unique_ptr<Server> server_;
+  uint16_t port_ = 0;
+  std::mutex log_mu_;
+  std::vector<json> logs_;
+  testing::HttpServer pages_;
+};
+
+TEST_F(ServeTest, EveryRouteAndTypeAnswersWhatItSays) {
+  pages_.Serve("/", "<body style='margin:0;background:rgb(0,128,255)'><h1>hello</h1>");
+  StartServer();
+  std::string url = Encode(pages_.Url("/"));
+
+  Reply png = Get(port_, "/v1/screenshot?url=" + url + "&width=400&height=300");
+  ASSERT_EQ(png.status, 200) << png.body << png.error;
+  EXPECT_EQ(png.content_type, "image/png");
+  Result<capture::Image> image =
+      capture::DecodePng(reinterpret_cast<const uint8_t*>(png.body.data()), png.body.size());
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->width, 400);
+  EXPECT_EQ(image->height, 300);
+  EXPECT_NEAR(image->pixel(390, 290)[2], 255, 2);
+
+  Reply jpeg = Get(port_, "/v1/screenshot?type=jpeg&quality=60&url=" + url);
+  ASSERT_EQ(jpeg.status, 200) << jpeg.body;
+  EXPECT_EQ(jpeg.content_type, "image/jpeg");
+  EXPECT_EQ(jpeg.body.substr(0, 3), "\xFF\xD8\xFF");
+  Result<capture::Image> decoded =
+      capture::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg.body.data()), jpeg.body.size());
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->width, 1280);
+
+  Reply webp = Get(port_, "/v1/screenshot?type=webp&url=" + url);
+  ASSERT_EQ(webp.status, 200);
+  EXPECT_EQ(webp.content_type, "image/webp");
+  EXPECT_EQ(webp.body.substr(8, 4), "WEBP");
+
+  // An HTML body, printed on three pages.
+  Reply pdf = Fetch(port_, http::verb::post, "/v1/pdf?format=A5&landscape=true",
+                    "<style>p { break-after: page; }</style><p>1</p><p>2</p><p>3</p>",
+                    "text/html");
+  ASSERT_EQ(pdf.status, 200) << pdf.body;
+  EXPECT_EQ(pdf.content_type, "application/pdf");
+  EXPECT_EQ(pdf.body.substr(0, 5), "%PDF-");
+  EXPECT_EQ(Logs().back().value("pages", 0), 3);
+
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+  EXPECT_EQ(Get(port_, "/readyz").status, 200);
+  Reply metrics = Get(port_, "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("pagereel_capture_duration_seconds_count{route=\"screenshot\",status=\"200\"} 3"),
+            std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("pagereel_browser_contexts_open 0"), std::string::npos);
+  json status = Status();
+  EXPECT_EQ(status["captures_total"], 4);
+  EXPECT_EQ(status["browsers"], 1);
+  EXPECT_GT(status["resident_memory_bytes"]["pagereel"].get<int64_t>(), 0);
+}
+
+TEST_F(ServeTest, ErrorsAreJsonWithTheRightStatus) {
+  pages_.Serve("/slow", "<script>while (true) {}</script>");
+  StartServer();
+  auto check = [&](const Reply& r, int status, const std::string& detail_part) {
+    EXPECT_EQ(r.status, status) << r.body << r.error;
+    EXPECT_EQ(r.content_type, "application/json");
+    json body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << r.body;
+    EXPECT_TRUE(body.contains("error"));
+    EXPECT_NE(body.value("detail", "").find(detail_part), std::string::npos) << r.body;
+  };
+  check(Get(port_, "/v1/screenshot?url=https://a.test&width=huge"), 400, "width:");
+  check(Get(port_, "/v1/screenshot"), 400, "url:");
+  check(Get(port_, "/v1/nothing"), 404, "no route");
+  check(Fetch(port_, http::verb::delete_, "/v1/screenshot"), 405, "GET, POST");
+  check(Get(port_, "/v1/screenshot?url=" + Encode(pages_.Url("/missing"))), 422, "HTTP 404");
+  check(Fetch(port_, http::verb::post, "/v1/screenshot", std::string(3 << 20, 'a'), "text/html"),
+        413, "larger than");
+  check(Get(port_, "/v1/screenshot?timeout=1500&url=" + Encode(pages_.Url("/slow"))), 504, "");
+  check(Fetch(port_, http::verb::post, "/v1/screenshot?selector=%23none",
+              "<p>no such element</p>", "text/html"),
+        422, "matches no visible element");
+  // The service is still fine.
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
+}
+
+TEST_F(ServeTest, TokenGuardsEverythingButHealth) {
+  token_ = "s3cret";
+  StartServer();
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+  EXPECT_EQ(Get(port_, "/readyz").status, 200);
+  EXPECT_EQ(Get(port_, "/metrics").status, 401);
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>x</p>", "text/html", "Bearer wrong").status, 401);
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>x</p>", "text/html", "Bearer s3cret").status, 200);
+}
+
+TEST_F(ServeTest, NothingAPageStoresReachesTheNextCapture) {
+  // Capture A writes every kind of storage of its origin and registers a service worker;
+  // capture B, same origin, same browser, reports what it sees to the page server.
+  pages_.Serve("/sw.js", testing::HttpServer::Response{
+                             200, "text/javascript", "self.addEventListener('fetch', () => {});", {}});
+  pages_.Serve("/write", R"(<script>
+    (async () => {
+      localStorage.setItem('k', 'v');
+      sessionStorage.setItem('k', 'v');
+      document.cookie = 'k=v; max-age=3600';
+      await new Promise((ok) => { const r = indexedDB.open('db', 1);
+        r.onupgradeneeded = () => r.result.createObjectStore('s');
+        r.onsuccess = () => { const t = r.result.transaction('s', 'readwrite');
+          t.objectStore('s').put('v', 'k'); t.oncomplete = ok; }; });
+      await (await caches.open('c')).put('/k', new Response('v'));
+      await navigator.serviceWorker.register('/sw.js');
+      await navigator.serviceWorker.ready;
+      await fetch('/report?wrote=1');
+      triggerCapture();
+    })().catch((e) => fetch('/report?error=' + encodeURIComponent(e)).then(triggerCapture));
+  </script>)");
+  pages_.Serve("/read", R"(<script>
+    (async () => {
+      const dbs = (await indexedDB.databases()).map((d) => d.name).join('.');
+      const cacheNames = (await caches.keys()).join('.');
+      const workers = (await navigator.serviceWorker.getRegistrations()).length;
+      const seen = [localStorage.getItem('k'), sessionStorage.getItem('k'), document.cookie,
+                    dbs, cacheNames, workers].join('|');
+      await fetch('/report?seen=' + encodeURIComponent(seen));
+      triggerCapture();
+    })();
+  </script>)");
+  pages_.Serve("/report", "ok");
+  StartServer(/*browsers=*/1, /*per_browser=*/1);
+  Reply a = Get(port_, "/v1/screenshot?url=" + Encode(pages_.Url("/write")));
+  ASSERT_EQ(a.status, 200) << a.body;
+  Reply b = Get(port_, "/v1/screenshot?url=" + Encode(pages_.Url("/read")));
+  ASSERT_EQ(b.status, 200) << b.body << " for " << Encode(pages_.Url("/read")) << " logs: " << Logs().back().dump();
+  std::vector<std::string> reports;
+  for (const std::string& r : pages_.Requests()) {
+    if (r.find("/report") != std::string::npos) reports.push_back(r);
+  }
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0], "GET /report?wrote=1");
+  // null|null|(no cookie)|(no database)|(no cache)|0 service workers
+  EXPECT_EQ(reports[1], "GET /report?seen=%7C%7C%7C%7C%7C0");
+}
+
+TEST_F(ServeTest, OverloadAnswers503WithRetryAfter) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  // One capture at a time, one waiting: of four at once, two are refused at once.
+  StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/1);
+  std::string target = "/v1/screenshot?wait=1500&url=" + Encode(pages_.Url("/slow"));
+  std::vector<std::future<Reply>> replies;
+  for (int i = 0; i < 4; ++i) {
+    replies.push_back(std::async(std::launch::async, [&] { return Get(port_, target); }));
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  int ok = 0;
+  int refused = 0;
+  for (auto& f : replies) {
+    Reply r = f.get();
+    if (r.status == 200) ++ok;
+    if (r.status == 503) {
+      ++refused;
+      EXPECT_FALSE(r.retry_after.empty());
+      EXPECT_GE(std::stoi(r.retry_after), 1);
+      EXPECT_NE(r.body.find("overloaded"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(refused, 2);
+  EXPECT_NE(Get(port_, "/metrics").body.find("pagereel_refused_total{reason=\"queue_full\"} 2"),
+            std::string::npos);
+}
+
+TEST_F(ServeTest, CapturesOfClientsThatLeaveAreDropped) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
+  std::string target = "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow"));
+  // Two clients send and hang up: the first capture is running, the second waiting.
+  auto send_and_leave = [&] {
+    asio::io_context io;
+    tcp::socket socket(io);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    std::string text = "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    asio::write(socket, asio::buffer(text));
+    std::this_thread::sleep_for(milliseconds(400));
+    socket.close();
+  };
+  std::thread first(send_and_leave);
+  std::this_thread::sleep_for(milliseconds(100));
+  std::thread second(send_and_leave);
+  first.join();
+  second.join();
+  // Both are logged as 499 well before the 3 s wait would have ended twice over.
+  for (int i = 0; i < 100 && LoggedWithStatus(499) < 2; ++i) std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(LoggedWithStatus(499), 2);
+  EXPECT_EQ(LoggedWithStatus(200), 0);
+  json status = Status();
+  EXPECT_EQ(status["running"], 0);
+  EXPECT_EQ(status["waiting"], 0);
+  EXPECT_EQ(status["contexts_open"], 0);
+  // And the service goes on.
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
+}
+
+TEST_F(ServeTest, ABrowserCrashFailsOnlyItsCaptures) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/2);
+  std::string target = "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow"));
+  auto victim = std::async(std::launch::async, [&] { return Get(port_, target); });
+  std::this_thread::sleep_for(milliseconds(1000));
+  std::vector<pid_t> groups = browser::LiveBrowserGroups();
+  ASSERT_EQ(groups.size(), 1u);
+  ::kill(groups[0], SIGKILL);
+  Reply crashed = victim.get();
+  EXPECT_EQ(crashed.status, 502) << crashed.body;
+  EXPECT_NE(crashed.body.find("browser"), std::string::npos);
+  Reply next = Fetch(port_, http::verb::post, "/v1/screenshot", "<p>next</p>", "text/html");
+  EXPECT_EQ(next.status, 200) << next.body;
+  EXPECT_EQ(Status()["browser_restarts"]["crash"], 1);
+}
+
+TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
+  std::string target = "/v1/screenshot?wait=1500&url=" + Encode(pages_.Url("/slow"));
+  auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
+  std::this_thread::sleep_for(milliseconds(300));
+  auto waiting = std::async(std::launch::async, [&] { return Get(port_, target); });
+  std::this_thread::sleep_for(milliseconds(300));
+  server_->Shutdown();
+  EXPECT_EQ(running.get().status, 200);
+  Reply refused = waiting.get();
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.find("shutting down"), std::string::npos);
+  EXPECT_TRUE(browser::LiveBrowserGroups().empty());
+  EXPECT_FALSE(Get(port_, "/healthz").error.empty());  // No longer listening.
+}
+
+}  // namespace
+}  // namespace pagereel::serve
