@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
 
   // 2. Captures.
   pagereel::browser::LaunchOptions direct_options;
-  direct_options.frame_control = pagereel::browser::FrameControl::kFree;
+  direct_options.frame_control = pagereel::browser::FrameControl::kPerTarget;
   pagereel::browser::LaunchOptions proxied_options = direct_options;
   proxied_options.extra_args = (*proxy)->BrowserArgs();
   auto direct = pagereel::browser::Browser::Launch(direct_options);

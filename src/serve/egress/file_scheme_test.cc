@@ -60,7 +60,7 @@ class FileSchemeTest : public ::testing::Test {
     ASSERT_TRUE(proxy.ok());
     proxy_ = std::move(proxy).value();
     browser::LaunchOptions options;
-    options.frame_control = browser::FrameControl::kFree;
+    options.frame_control = browser::FrameControl::kPerTarget;
     options.extra_args = proxy_->BrowserArgs();
     Result<std::unique_ptr<browser::Browser>> b = browser::Browser::Launch(options);
     ASSERT_TRUE(b.ok()) << b.status().ToString();

@@ -118,7 +118,7 @@ window.done = Promise.all(urls.map(u => new Promise(r => {
     ASSERT_TRUE(proxy.ok());
     std::unique_ptr<ProxyChannel> channel;
     browser::LaunchOptions options;
-    options.frame_control = browser::FrameControl::kFree;
+    options.frame_control = browser::FrameControl::kPerTarget;
     json context = json::object();
     if (per_context) {
       channel = std::move((*proxy)->OpenChannel(nullptr)).value();

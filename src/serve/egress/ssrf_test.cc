@@ -288,7 +288,7 @@ Outcome RunAttack(Route route) {
   EXPECT_TRUE(proxy.ok()) << proxy.status().ToString();
 
   browser::LaunchOptions options;
-  options.frame_control = browser::FrameControl::kFree;
+  options.frame_control = browser::FrameControl::kPerTarget;
   // The browser itself maps evil.test to loopback too, so the control run reaches the
   // victim by that name; behind the proxy the browser resolves nothing.
   options.extra_args.push_back("--host-resolver-rules=MAP evil.test 127.0.0.1");
