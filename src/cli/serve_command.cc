@@ -60,6 +60,19 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "(0: no limit).")
       ->envname("PAGEREEL_BROWSER_MEMORY_MB")
       ->capture_default_str();
+  cmd->add_option("--allow", request->allow,
+                  "Open more than public http(s) addresses to the pages: an origin "
+                  "(http://127.0.0.1:8081, https://*.corp.example) or a CIDR block "
+                  "(10.0.0.0/8). Repeat or separate with commas. By default every request a "
+                  "page makes to loopback, private, link-local, CGNAT or cloud-metadata "
+                  "addresses, or to file:, is refused, checked on the resolved address.")
+      ->delimiter(',')
+      ->envname("PAGEREEL_ALLOW");
+  cmd->add_option("--resolve", request->resolve,
+                  "Resolve a name by hand, as curl does: HOST:PORT:ADDR (PORT may be *). "
+                  "The policy still checks ADDR.")
+      ->delimiter(',')
+      ->envname("PAGEREEL_RESOLVE");
   cmd->add_option("--token", request->token,
                   "Require 'Authorization: Bearer TOKEN' on every route but /healthz and "
                   "/readyz. Prefer the environment variable, which ps does not show.")

@@ -58,6 +58,8 @@ int RunServe(const ServeRequest& request) {
   options.limits.max_body_bytes = static_cast<size_t>(request.max_body_kb) * 1024;
   options.limits.max_pdf_pages = request.max_pdf_pages;
   options.token = request.token;
+  options.allow = request.allow;
+  options.resolve = request.resolve;
   options.grace = std::chrono::milliseconds(static_cast<int64_t>(request.grace_seconds * 1000));
 
   // SIGTERM and SIGINT are taken by this thread with sigwait; every thread started from

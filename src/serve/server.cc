@@ -18,6 +18,8 @@
 #include "base/thread.h"
 #include "browser/context.h"
 #include "capture/snapshot.h"
+#include "serve/egress/policy.h"
+#include "serve/egress/proxy.h"
 #include "serve/metrics.h"
 
 namespace pagereel::serve {
@@ -100,18 +102,22 @@ class Session;
 
 struct Server::Impl {
   ServeOptions options;
+  egress::Policy policy;
+  Metrics metrics;
+  // Declared before the pool, so it outlives the browsers that use it.
+  std::unique_ptr<egress::Proxy> proxy;
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   BrowserPool pool;
   Admission admission;
-  Metrics metrics;
   std::thread io_thread;
   std::atomic<bool> stopping{false};
   std::once_flag shutdown_once;
   std::mutex log_mu;
 
-  explicit Impl(ServeOptions o)
-      : options(std::move(o)), pool(options.pool), admission(options.admission) {}
+  Impl(ServeOptions o, egress::Policy p)
+      : options(std::move(o)), policy(std::move(p)), pool(options.pool),
+        admission(options.admission) {}
 
   void Log(const json& line) {
     std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -328,13 +334,50 @@ class Session : public std::enable_shared_from_this<Session> {
       answer(session.Error(HttpStatusFor(status), std::string(status.message())));
     };
     if (job.cancelled) return fail(CancelledError("the client left before the capture started"));
+    if (!request.page.url.empty()) {
+      // Resolving may block: it is done here, on the capture's worker.
+      Status allowed = egress::CheckUrl(server.policy, request.page.url);
+      if (allowed.code() == StatusCode::kInvalidArgument) {
+        log["error"] = allowed.message();
+        return answer(session.Error(403, std::string(allowed.message()) +
+                                             " (the service's --allow opens what it needs)"));
+      }
+      if (!allowed.ok()) return fail(FailedPreconditionError(std::string(allowed.message())));
+    }
+    // A port of the egress proxy of its own, so the requests it refuses are this capture's.
+    auto refusals = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+    Result<std::unique_ptr<egress::ProxyChannel>> channel = server.proxy->OpenChannel(
+        [refusals, &metrics = server.metrics](const egress::Refusal& refusal) {
+          metrics.EgressRefused();
+          std::lock_guard lock(refusals->first);
+          if (refusals->second.size() < 10) {
+            refusals->second.push_back(refusal.host + ":" + std::to_string(refusal.port) + " (" +
+                                       refusal.reason + ")");
+          }
+        });
+    if (!channel.ok()) return fail(UnavailableError("the egress proxy: " + std::string(channel.status().message())));
+    request.page.context.proxy_server = (*channel)->Url();
+    request.page.context.proxy_bypass_list = "<-loopback>";
+    auto refused = [&refusals] {
+      std::lock_guard lock(refusals->first);
+      return refusals->second;
+    };
+    auto fail_naming_refusals = [&](const Status& status) {
+      std::vector<std::string> list = refused();
+      if (list.empty()) return fail(status);
+      log["egress_refused"] = list;
+      std::string text(status.message());
+      text += "; the service's egress policy refused " + list.front();
+      if (list.size() > 1) text += " and " + std::to_string(list.size() - 1) + " more";
+      return fail(Status(status.code(), text));
+    };
 
     Result<BrowserPool::Lease> lease = server.pool.Acquire();
     if (!lease.ok()) return fail(UnavailableError("no browser could be started: " + std::string(lease.status().message())));
     request.page.should_stop = [&job] { return job.cancelled.load(); };
     Result<std::unique_ptr<capture::Snapshot>> snapshot =
         capture::Snapshot::Open(lease->browser(), request.page);
-    if (!snapshot.ok()) return fail(snapshot.status());
+    if (!snapshot.ok()) return fail_naming_refusals(snapshot.status());
     const capture::WaitReport& report = (*snapshot)->wait_report();
     log["wait"] = report.ended_by;
     log["load_ms"] = report.load.count();
@@ -351,7 +394,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Result<std::string> bytes = request.route == serve::Route::kScreenshot
                                     ? (*snapshot)->Screenshot(request.screenshot)
                                     : (*snapshot)->Pdf(request.pdf);
-    if (!bytes.ok()) return fail(bytes.status());
+    if (!bytes.ok()) return fail_naming_refusals(bytes.status());
     log["capture_ms"] = Ms(Clock::now() - shot_start);
     if (request.route == serve::Route::kPdf) {
       int pages = CountPdfPages(*bytes);
@@ -365,6 +408,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     snapshot->reset();  // Close the context before answering: it is part of the capture.
     log["capture_total_ms"] = Ms(Clock::now() - start);
+    if (std::vector<std::string> list = refused(); !list.empty()) log["egress_refused"] = list;
     answer(session.Body(200, request.content_type, std::move(bytes).value()));
   }
 
@@ -479,7 +523,14 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
     return InvalidArgumentError("the listen address " + options.listen +
                                 " is not HOST:PORT with a numeric IP address (127.0.0.1:8080, [::1]:8080, 0.0.0.0:8080)");
   }
-  auto impl = std::make_unique<Impl>(std::move(options));
+  Result<egress::Policy> policy = egress::Policy::Parse(options.allow, options.resolve);
+  if (!policy.ok()) return policy.status();
+  // The proxy must exist before the browsers: its address is on their command line.
+  Result<std::unique_ptr<egress::Proxy>> proxy = egress::Proxy::Start(*policy, nullptr);
+  if (!proxy.ok()) return proxy.status().WithContext("starting the egress proxy");
+  for (std::string& arg : (*proxy)->BrowserArgs()) options.pool.launch.extra_args.push_back(arg);
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(policy).value());
+  impl->proxy = std::move(proxy).value();
   tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);

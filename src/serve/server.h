@@ -27,6 +27,11 @@ struct ServeOptions {
   AdmissionOptions admission;  // capacity is set from the pool: browsers × per_browser.
   Limits limits;
   std::string token;  // When set, every route but /healthz and /readyz needs "Bearer TOKEN".
+  // What pages may reach beyond public http(s) addresses (origins and CIDR blocks), and
+  // names resolved by hand (curl's HOST:PORT:ADDR); see egress/policy.h. Every request
+  // of every page goes through the service's egress proxy, which checks it.
+  std::vector<std::string> allow;
+  std::vector<std::string> resolve;
   // How long in-flight captures may take to finish after SIGTERM before browsers are killed.
   std::chrono::milliseconds grace{10'000};
   // Where the one-line JSON logs go (default: stderr).

@@ -101,6 +101,9 @@ class ServeTest : public ::testing::Test {
       logs_.push_back(json::parse(line));
     };
     options.token = token_;
+    options.resolve = resolve_;
+    // The test pages are on loopback, which the egress policy refuses unless allowed.
+    options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     Result<std::unique_ptr<Server>> server = Server::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -124,6 +127,7 @@ class ServeTest : public ::testing::Test {
   json Status() { return json::parse(Get(port_, "/v1/status").body); }
 
   std::string token_;
+  std::vector<std::string> resolve_;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
   std::mutex log_mu_;
@@ -206,6 +210,43 @@ TEST_F(ServeTest, ErrorsAreJsonWithTheRightStatus) {
         422, "matches no visible element");
   // The service is still fine.
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
+}
+
+TEST_F(ServeTest, PagesReachNothingTheyAreNotAllowedTo) {
+  // A second loopback server the policy does not open: asked for directly, or by a page
+  // of the allowed origin by image, fetch and iframe, it must see no request at all.
+  testing::HttpServer victim;
+  victim.Serve("/", "secret");
+  pages_.Serve("/attack", "<img src='" + victim.Url("/img") + "'><iframe src='" +
+                              victim.Url("/frame") + "'></iframe><script>fetch('" +
+                              victim.Url("/fetch") + "').catch(() => {});</script>");
+  StartServer();
+  Reply direct = Get(port_, "/v1/screenshot?url=" + Encode(victim.Url("/")));
+  EXPECT_EQ(direct.status, 403) << direct.body;
+  EXPECT_NE(direct.body.find("loopback"), std::string::npos) << direct.body;
+  Reply attack = Get(port_, "/v1/screenshot?url=" + Encode(pages_.Url("/attack")));
+  EXPECT_EQ(attack.status, 200) << attack.body;
+  EXPECT_TRUE(victim.Requests().empty());
+  json log = Logs().back();
+  ASSERT_TRUE(log.contains("egress_refused")) << log.dump();
+  EXPECT_GE(log["egress_refused"].size(), 2u);
+  EXPECT_GE(Status()["egress_refused"].get<int>(), 2);
+}
+
+TEST_F(ServeTest, NamesThatResolveToLoopbackAreRefused) {
+  testing::HttpServer victim;
+  victim.Serve("/", "secret");
+  // No DNS in tests: the name is mapped by hand, as curl's --resolve does.
+  resolve_ = {"evil.test:" + std::to_string(victim.port()) + ":127.0.0.1"};
+  pages_.Serve("/by-name", "<img src='http://evil.test:" + std::to_string(victim.port()) + "/x'>");
+  StartServer();
+  Reply direct = Get(port_, "/v1/screenshot?url=" +
+                                Encode("http://evil.test:" + std::to_string(victim.port()) + "/"));
+  EXPECT_EQ(direct.status, 403) << direct.body;
+  Reply page = Get(port_, "/v1/screenshot?url=" + Encode(pages_.Url("/by-name")));
+  EXPECT_EQ(page.status, 200) << page.body;
+  EXPECT_TRUE(victim.Requests().empty());
+  EXPECT_TRUE(Logs().back().contains("egress_refused")) << Logs().back().dump();
 }
 
 TEST_F(ServeTest, TokenGuardsEverythingButHealth) {
