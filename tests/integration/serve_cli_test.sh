@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Drives `pagereel serve` as an operator would: bad flags give a clear message and exit 2;
+# a good start answers over HTTP, takes its settings from the environment, and stops
+# cleanly with exit 0 on SIGTERM, leaving no browser behind.
+# Usage: serve_cli_test.sh PAGEREEL_BINARY
+set -u
+bin=$1
+work=$(mktemp -d)
+trap 'kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+pid=
+failures=0
+
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# expect_usage NAME TEXT ARGS...: exit 2 and TEXT in the message.
+expect_usage() {
+  local name=$1 text=$2
+  shift 2
+  local out rc
+  out=$(timeout 30 "$bin" serve "$@" 2>&1 </dev/null)
+  rc=$?
+  [ "$rc" -eq 2 ] || { fail "$name: exit $rc, wanted 2: $out"; return; }
+  grep -qF -- "$text" <<<"$out" || fail "$name: message lacks '$text': $out"
+}
+
+expect_usage browsers-word "--browsers" --browsers many
+expect_usage browsers-negative "--browsers must be" --browsers -1
+expect_usage listen-no-port "has no port" --listen 127.0.0.1
+expect_usage listen-name "numeric IP address" --listen localhost:8080
+expect_usage listen-port-range "not HOST:PORT" --listen 127.0.0.1:70000
+expect_usage bad-allow "10.0.0.1/8" --listen 127.0.0.1:0 --allow 10.0.0.1/8
+expect_usage timeout-over-max "--timeout must be" --timeout 500 --max-timeout 100
+expect_usage unknown-flag "--colour" --colour
+PAGEREEL_QUEUE=-3 expect_usage env-queue "--queue must be"
+
+# A real start, configured from the environment, on a port the kernel picks.
+PAGEREEL_LISTEN=127.0.0.1:0 PAGEREEL_BROWSERS=1 PAGEREEL_PER_BROWSER=1 \
+  "$bin" serve >"$work/out" 2>"$work/err" &
+pid=$!
+port=
+for _ in $(seq 100); do
+  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/err")
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  fail "start: no 'listening on' line: $(cat "$work/err")"
+else
+  grep -qF "1 browser x 1 captures" "$work/err" || fail "start: environment not read: $(cat "$work/err")"
+  code=$(curl -s -o "$work/shot.png" -w '%{http_code}' -H 'Content-Type: text/html' \
+    --data-binary '<h1>hi</h1>' "http://127.0.0.1:$port/v1/screenshot?width=320&height=200")
+  [ "$code" = 200 ] || fail "screenshot: HTTP $code"
+  [ "$(head -c 4 "$work/shot.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] || fail "screenshot: not a PNG"
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/screenshot?url=http://127.0.0.1:1/")
+  [ "$code" = 403 ] || fail "loopback url: HTTP $code, wanted 403"
+fi
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ] || fail "SIGTERM: exit $rc, wanted 0: $(tail -3 "$work/err")"
+grep -qF "stopped" "$work/err" || fail "SIGTERM: no 'stopped' line"
+grep -q '"status":200' "$work/err" || fail "log: no JSON line for the capture"
+pid=
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failures"
+  exit 1
+fi
+echo "all passed"
