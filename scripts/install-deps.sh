@@ -20,7 +20,7 @@ packages=(
   # Parsing, CLI, logging, HTTP.
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libboost1.81-dev
   # Tests and benchmarks.
-  googletest libgtest-dev libgmock-dev libbenchmark-dev ffmpeg rt-tests python3
+  googletest libgtest-dev libgmock-dev libbenchmark-dev ffmpeg rt-tests python3 curl
 )
 
 export DEBIAN_FRONTEND=noninteractive
