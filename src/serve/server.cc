@@ -6,6 +6,7 @@
 #include <boost/beast.hpp>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -35,6 +36,9 @@ namespace {
 // How long an idle keep-alive connection, or a slow client's request, may take.
 constexpr std::chrono::seconds kIdleTimeout{60};
 constexpr size_t kMaxHeaderBytes = 16 * 1024;
+// How long, and how much, a closing connection's remaining input is read and dropped.
+constexpr std::chrono::seconds kLingerTimeout{5};
+constexpr size_t kMaxLingerBytes = 64 << 20;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 int64_t Ms(Clock::duration d) {
@@ -165,15 +169,6 @@ class Session : public std::enable_shared_from_this<Session> {
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
-
-  // Called from a capture worker: answers on the connection's own executor.
-  void Answer(Response response) {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
-      self->Write(std::move(r));
-    });
-  }
-
-  bool client_left() const { return client_left_; }
 
  private:
   void OnRead(beast::error_code ec) {
@@ -477,10 +472,22 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // Stops sending, then reads and drops what the client still sends (a body refused as too
+  // large, say) for a while before closing: closing at once would reset the connection
+  // under a client still writing, and it would never read the answer it was sent.
   void Close() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.close();
+    stream_.expires_after(kLingerTimeout);
+    Drain(std::make_shared<std::array<char, 64 * 1024>>(), 0);
+  }
+
+  void Drain(std::shared_ptr<std::array<char, 64 * 1024>> scratch, size_t drained) {
+    stream_.async_read_some(asio::buffer(*scratch), [self = shared_from_this(), scratch, drained](
+                                                        beast::error_code ec, size_t n) {
+      if (ec || drained + n > kMaxLingerBytes) return self->stream_.close();
+      self->Drain(scratch, drained + n);
+    });
   }
 
   beast::tcp_stream stream_;
