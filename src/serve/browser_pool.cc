@@ -17,8 +17,18 @@ BrowserPool::~BrowserPool() {
 }
 
 Status BrowserPool::Start() {
-  Result<Lease> lease = Acquire();
-  return lease.status();
+  std::lock_guard lock(mu_);
+  return LaunchLocked().status();
+}
+
+Result<BrowserPool::Slot*> BrowserPool::LaunchLocked() {
+  PR_ASSIGN_OR_RETURN(std::unique_ptr<browser::Browser> launched,
+                      browser::Browser::Launch(options_.launch));
+  auto slot = std::make_unique<Slot>();
+  slot->browser = std::move(launched);
+  slots_.push_back(std::move(slot));
+  ++stats_.launched;
+  return slots_.back().get();
 }
 
 Result<BrowserPool::Lease> BrowserPool::Acquire() {
@@ -38,13 +48,9 @@ Result<BrowserPool::Lease> BrowserPool::Acquire() {
   if (best == nullptr || (best->in_flight > 0 && active < options_.browsers)) {
     // Launching takes a few hundred ms; other captures wait for the lock meanwhile, which
     // happens only when the pool grows or replaces a browser.
-    Result<std::unique_ptr<browser::Browser>> launched = browser::Browser::Launch(options_.launch);
+    Result<Slot*> launched = LaunchLocked();
     if (launched.ok()) {
-      auto slot = std::make_unique<Slot>();
-      slot->browser = std::move(launched).value();
-      best = slot.get();
-      slots_.push_back(std::move(slot));
-      ++stats_.launched;
+      best = *launched;
     } else if (best == nullptr) {
       return launched.status();
     }
@@ -55,6 +61,7 @@ Result<BrowserPool::Lease> BrowserPool::Acquire() {
 
 void BrowserPool::Release(Slot* slot) {
   std::vector<std::unique_ptr<Slot>> unused;
+  pid_t measure = 0;  // A browser whose memory to check, outside the lock (a /proc walk).
   {
     std::lock_guard lock(mu_);
     --slot->in_flight;
@@ -63,12 +70,22 @@ void BrowserPool::Release(Slot* slot) {
       slot->retiring = true;
       ++stats_.recycled;
     }
-    if (!slot->retiring && options_.rss_limit_bytes > 0 && slot->done % 10 == 0 &&
-        GroupResidentBytes({slot->browser->pid()})[slot->browser->pid()] > options_.rss_limit_bytes) {
-      slot->retiring = true;
-      ++stats_.recycled;
+    if (!slot->retiring && options_.rss_limit_bytes > 0 && slot->done % 10 == 0) {
+      measure = slot->browser->pid();
     }
     unused = CollectLocked();
+  }
+  if (measure != 0 && GroupResidentBytes({measure})[measure] > options_.rss_limit_bytes) {
+    std::lock_guard lock(mu_);
+    // Found again by its process: the slot may have gone meanwhile.
+    for (const auto& s : slots_) {
+      if (s->browser->pid() == measure && !s->retiring) {
+        s->retiring = true;
+        ++stats_.recycled;
+      }
+    }
+    std::vector<std::unique_ptr<Slot>> more = CollectLocked();
+    for (auto& m : more) unused.push_back(std::move(m));
   }
   // `unused` goes out of scope here: browsers are closed without the lock held.
 }

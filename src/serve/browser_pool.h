@@ -65,6 +65,8 @@ class BrowserPool {
     bool counted_crash = false;
   };
   void Release(Slot* slot);
+  // Launches a browser into a new slot. REQUIRES: mu_ held.
+  Result<Slot*> LaunchLocked();
   // Retires dead browsers; returns slots nobody uses any more, to be destroyed unlocked.
   std::vector<std::unique_ptr<Slot>> CollectLocked();
 

@@ -90,7 +90,7 @@ void RawGet(uint16_t connect_port, const std::string& request) {
 
 pagereel::Result<double> Capture(pagereel::browser::Browser& browser, const std::string& url) {
   auto start = Clock::now();
-  PR_ASSIGN_OR_RETURN(auto tab, egress::testing::Tab::Open(browser.client(), json::object()));
+  PR_ASSIGN_OR_RETURN(auto tab, egress::testing::Tab::Open(browser));
   PR_RETURN_IF_ERROR(tab->Call("Page.enable").status());
   // The page's script sets window.loaded on the load event; poll it (no event plumbing).
   PR_RETURN_IF_ERROR(tab->Navigate(url).status());

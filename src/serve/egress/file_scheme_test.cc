@@ -140,7 +140,7 @@ window.fileDone = (async () => {
     return seen;
   }
 
-  Result<std::unique_ptr<Tab>> NewTab() { return Tab::Open(browser_->client(), json::object()); }
+  Result<std::unique_ptr<Tab>> NewTab() { return Tab::Open(*browser_); }
 
   void Print(const char* kind, const Seen& s) {
     std::cout << kind << ": script " << s.script.dump() << "\n  secret in DOM: " << s.secret_in_dom

@@ -119,10 +119,11 @@ window.done = Promise.all(urls.map(u => new Promise(r => {
     std::unique_ptr<ProxyChannel> channel;
     browser::LaunchOptions options;
     options.frame_control = browser::FrameControl::kPerTarget;
-    json context = json::object();
+    browser::ContextOptions context;
     if (per_context) {
       channel = std::move((*proxy)->OpenChannel(nullptr)).value();
-      context = {{"proxyServer", channel->Url()}, {"proxyBypassList", "<-loopback>"}};
+      context.proxy_server = channel->Url();
+      context.proxy_bypass_list = "<-loopback>";
       options.extra_args = {"--force-webrtc-ip-handling-policy=disable_non_proxied_udp"};
     } else {
       options.extra_args = (*proxy)->BrowserArgs();
@@ -130,7 +131,7 @@ window.done = Promise.all(urls.map(u => new Promise(r => {
     Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch(options);
     ASSERT_TRUE(browser.ok()) << browser.status().ToString();
     {
-      Result<std::unique_ptr<Tab>> tab = Tab::Open((*browser)->client(), context);
+      Result<std::unique_ptr<Tab>> tab = Tab::Open(**browser, context);
       ASSERT_TRUE(tab.ok()) << tab.status().ToString();
       ASSERT_TRUE((*tab)->Navigate(site.Origin() + "/").ok());
       Result<json> done = (*tab)->Evaluate(

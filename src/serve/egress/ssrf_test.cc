@@ -292,7 +292,7 @@ Outcome RunAttack(Route route) {
   // The browser itself maps evil.test to loopback too, so the control run reaches the
   // victim by that name; behind the proxy the browser resolves nothing.
   options.extra_args.push_back("--host-resolver-rules=MAP evil.test 127.0.0.1");
-  json context_params = json::object();
+  browser::ContextOptions context_options;
   std::unique_ptr<ProxyChannel> channel;
   if (route == Route::kBrowserProxy) {
     for (const std::string& arg : (*proxy)->BrowserArgs()) options.extra_args.push_back(arg);
@@ -301,13 +301,14 @@ Outcome RunAttack(Route route) {
     // sent from a proxied context too (measured: 4 packets).
     options.extra_args.push_back("--force-webrtc-ip-handling-policy=disable_non_proxied_udp");
     channel = std::move((*proxy)->OpenChannel(nullptr)).value();
-    context_params = {{"proxyServer", channel->Url()}, {"proxyBypassList", "<-loopback>"}};
+    context_options.proxy_server = channel->Url();
+    context_options.proxy_bypass_list = "<-loopback>";
   }
   Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch(options);
   EXPECT_TRUE(browser.ok()) << browser.status().ToString();
   if (!browser.ok()) return out;
   {
-    Result<std::unique_ptr<Tab>> tab = Tab::Open((*browser)->client(), context_params);
+    Result<std::unique_ptr<Tab>> tab = Tab::Open(**browser, context_options);
     EXPECT_TRUE(tab.ok()) << tab.status().ToString();
     if (!tab.ok()) return out;
     std::unique_ptr<FetchGate> gate;

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "browser/browser.h"
+#include "browser/context.h"
 #include "cdp/client.h"
 #include "cdp/json_util.h"
 
@@ -19,30 +21,18 @@ using json = nlohmann::json;
 
 class Tab {
  public:
-  static Result<std::unique_ptr<Tab>> Open(cdp::Client& client, const json& context_params) {
-    std::unique_ptr<Tab> tab(new Tab(client));
-    PR_ASSIGN_OR_RETURN(cdp::Message context,
-                        client.Call("Target.createBrowserContext", context_params.dump()));
-    PR_ASSIGN_OR_RETURN(tab->context_id_, cdp::GetString(context, {"result", "browserContextId"}));
-    PR_ASSIGN_OR_RETURN(cdp::Message target,
-                        client.Call("Target.createTarget",
-                                    json{{"url", "about:blank"},
-                                         {"browserContextId", tab->context_id_}}
-                                        .dump()));
-    PR_ASSIGN_OR_RETURN(tab->target_id_, cdp::GetString(target, {"result", "targetId"}));
-    PR_ASSIGN_OR_RETURN(
-        cdp::Message attached,
-        client.Call("Target.attachToTarget",
-                    json{{"targetId", tab->target_id_}, {"flatten", true}}.dump()));
-    PR_ASSIGN_OR_RETURN(tab->session_, cdp::GetString(attached, {"result", "sessionId"}));
+  // A page in a fresh context of `browser` (browser::BrowserContext), with `context`'s
+  // proxy settings.
+  static Result<std::unique_ptr<Tab>> Open(browser::Browser& browser,
+                                           const browser::ContextOptions& context = {}) {
+    std::unique_ptr<Tab> tab(new Tab(browser.client()));
+    PR_ASSIGN_OR_RETURN(tab->context_, browser::BrowserContext::Create(browser, context));
+    browser::TargetOptions target;
+    target.width = 800;
+    target.height = 600;
+    PR_ASSIGN_OR_RETURN(browser::Target attached, tab->context_->CreateTarget(target));
+    tab->session_ = attached.session_id;
     return tab;
-  }
-
-  ~Tab() {
-    client_.Call("Target.closeTarget", json{{"targetId", target_id_}}.dump()).status().IgnoreError();
-    client_.Call("Target.disposeBrowserContext", json{{"browserContextId", context_id_}}.dump())
-        .status()
-        .IgnoreError();
   }
 
   // Page.navigate's reply: {frameId, loaderId, errorText?}.
@@ -78,8 +68,7 @@ class Tab {
  private:
   explicit Tab(cdp::Client& client) : client_(client) {}
   cdp::Client& client_;
-  std::string context_id_;
-  std::string target_id_;
+  std::unique_ptr<browser::BrowserContext> context_;  // Closes the target and the context.
   std::string session_;
 };
 
