@@ -246,7 +246,7 @@ Result<std::unique_ptr<Page>> Page::Open(browser::Browser& browser, const PageOp
 
 Status Page::CreateTarget() {
   // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
-  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_));
+  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
   PR_ASSIGN_OR_RETURN(browser::Target target,
                       context_->CreateTarget({.width = options_.width,
                                               .height = options_.height,
@@ -348,7 +348,7 @@ Status Page::Load() {
   cdp::EventWaiter loaded = browser_.client().Expect("Page.loadEventFired", session_id_);
   PR_ASSIGN_OR_RETURN(cdp::Message nav, Call("Page.navigate", Dump({{"url", options_.url}})));
   if (Result<std::string> error = cdp::GetString(nav, {"result", "errorText"}); error.ok()) {
-    return UnavailableError("could not load " + options_.url + ": " + *error);
+    return FailedPreconditionError("could not load " + options_.url + ": " + *error);
   }
   PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
     std::string waiting;
@@ -374,7 +374,7 @@ Status Page::Load() {
       Evaluate("(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"));
   if (Result<double> code = cdp::GetNumber(status, {"result", "result", "value"});
       code.ok() && *code >= 400) {
-    return UnavailableError("could not load " + options_.url + ": the server answered HTTP " +
+    return FailedPreconditionError("could not load " + options_.url + ": the server answered HTTP " +
                             std::to_string(static_cast<int>(*code)));
   }
   return Status::Ok();
@@ -391,10 +391,18 @@ Status Page::WaitUntilReady() {
     std::string in_flight;
     {
       std::unique_lock lock(shared_->mu);
-      shared_->cv.wait_until(lock, deadline, [&] { return shared_->requests.empty(); });
+      // In slices, so a capture that is no longer wanted stops within one.
+      for (;;) {
+        Clock::time_point until = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
+        if (shared_->cv.wait_until(lock, until, [&] { return shared_->requests.empty(); }) ||
+            Clock::now() >= deadline || Stopped()) {
+          break;
+        }
+      }
       if (!shared_->requests.empty()) in_flight = shared_->requests.begin()->second;
     }
     PR_RETURN_IF_ERROR(CheckStillOurs());
+    if (Stopped()) return CancelledError("the page " + options_.url + " was no longer wanted");
     PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()", true));
     PR_ASSIGN_OR_RETURN(std::string text, cdp::GetString(reply, {"result", "result", "value"}));
     json state = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -480,6 +488,7 @@ Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on
     Result<cdp::Event> e = waiter.Wait(kSlice);
     if (e.ok()) return Status::Ok();
     PR_RETURN_IF_ERROR(CheckStillOurs());
+    if (Stopped()) return CancelledError("the page " + options_.url + " was no longer wanted");
     if (e.status().code() != StatusCode::kDeadlineExceeded) {
       if (e.status().code() == StatusCode::kUnavailable) {
         return UnavailableError("the browser went away: " + browser_.ExitDescription());
@@ -657,7 +666,7 @@ Status Page::SyncVideos() {
 
 Status Page::PreRoll(int64_t index) {
   while (next_frame_ < index) {
-    if (options_.should_stop && options_.should_stop()) {
+    if (Stopped()) {
       return CancelledError("pre-roll stopped: the render is ending");
     }
     // Frame 0 is always drawn: a page whose first frame is run without display updates

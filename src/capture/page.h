@@ -56,9 +56,12 @@ struct PageOptions {
   std::string locale = "en-US";
   int hardware_concurrency = 4;
   int device_memory_gb = 8;
-  // Polled between pre-roll frames; when it returns true, PreRoll stops with kCancelled
-  // (a long pre-roll must not hold up a render that has already failed or been stopped).
+  // Polled while the page loads and between pre-roll frames; when it returns true, Open or
+  // PreRoll stops with kCancelled (a long pre-roll must not hold up a render that has
+  // already failed or been stopped, nor a capture whose client has left).
   std::function<bool()> should_stop;
+  // The page's browser context (a proxy for its requests, for the capture service).
+  browser::ContextOptions context;
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
@@ -74,7 +77,9 @@ struct PageMessage {
 class Page {
  public:
   // Opens `options.url` in a fresh browser context, waits for it to load, for its fonts
-  // and for window.pagereel.ready. Frame 0 is next.
+  // and for window.pagereel.ready. Frame 0 is next. A page that cannot be loaded (a
+  // network error, an HTTP error status) fails with kFailedPrecondition; one that does not
+  // load in time with kDeadlineExceeded; a browser or renderer crash with kUnavailable.
   static Result<std::unique_ptr<Page>> Open(browser::Browser& browser, const PageOptions& options);
 
   ~Page();  // Closes the target and its browser context.
@@ -126,6 +131,7 @@ class Page {
   Result<cdp::Message> Checked(std::string_view method, Result<cdp::Message> reply);
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
   Status CheckStillOurs() const;
+  bool Stopped() const { return options_.should_stop && options_.should_stop(); }
   std::string Where() const;
 
   // Constant after Open().

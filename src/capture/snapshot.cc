@@ -39,14 +39,6 @@ milliseconds Since(Clock::time_point t) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t);
 }
 
-std::string DataUrl(const std::string& html) {
-  std::string encoded(AV_BASE64_SIZE(html.size()), '\0');
-  av_base64_encode(encoded.data(), static_cast<int>(encoded.size()),
-                   reinterpret_cast<const uint8_t*>(html.data()), static_cast<int>(html.size()));
-  encoded.resize(std::strlen(encoded.c_str()));
-  return "data:text/html;charset=utf-8;base64," + encoded;
-}
-
 // The bytes of a reply's base64 `data`, decoded in place of the reply's text.
 Result<std::string> DecodeData(cdp::Message reply) {
   PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
@@ -56,6 +48,14 @@ Result<std::string> DecodeData(cdp::Message reply) {
 }
 
 }  // namespace
+
+std::string HtmlDataUrl(const std::string& html) {
+  std::string encoded(AV_BASE64_SIZE(html.size()), '\0');
+  av_base64_encode(encoded.data(), static_cast<int>(encoded.size()),
+                   reinterpret_cast<const uint8_t*>(html.data()), static_cast<int>(html.size()));
+  encoded.resize(std::strlen(encoded.c_str()));
+  return "data:text/html;charset=utf-8;base64," + encoded;
+}
 
 // What the DevTools reader thread learns about the page, for the thread that waits.
 struct Snapshot::Shared {
@@ -233,7 +233,7 @@ Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline)
 }
 
 Status Snapshot::Load() {
-  std::string url = options_.html.empty() ? options_.url : DataUrl(options_.html);
+  std::string url = options_.html.empty() ? options_.url : HtmlDataUrl(options_.html);
   PR_ASSIGN_OR_RETURN(cdp::Message navigated, Call("Page.navigate", json{{"url", url}}.dump()));
   Result<std::string> error = cdp::GetString(navigated, {"result", "errorText"});
   if (error.ok() && !error->empty()) {

@@ -82,6 +82,9 @@ struct PdfOptions {
   std::string page_ranges;      // "1-3, 5"; empty: all.
 };
 
+// A data: URL that holds `html` (base64, UTF-8), for pages given as a document.
+std::string HtmlDataUrl(const std::string& html);
+
 class Snapshot {
  public:
   // Opens the page in a fresh context and waits for it (see above). Fails with

@@ -50,6 +50,15 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "Most pages one PDF may have.")
       ->envname("PAGEREEL_MAX_PDF_PAGES")
       ->capture_default_str();
+  cmd->add_option("--max-clip-frames", request->max_clip_frames,
+                  "Most frames one GIF or clip may have (also bounded to 1280x720 x 150 "
+                  "frames' worth of pixels).")
+      ->envname("PAGEREEL_MAX_CLIP_FRAMES")
+      ->capture_default_str();
+  cmd->add_option("--work-dir", request->work_dir,
+                  "Folder for GIFs and clips while they are made (default: a new folder in "
+                  "$TMPDIR, removed on exit).")
+      ->envname("PAGEREEL_WORK_DIR");
   cmd->add_option("--recycle-after", request->recycle_after,
                   "Replace a browser after this many captures (0: never). It is drained "
                   "first: no capture fails for it.")
@@ -86,13 +95,15 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "chrome-headless-shell binary (default: $PAGEREEL_BROWSER or "
                   "/usr/lib/chromium/chromium-headless-shell).");
   cmd->footer(
-      "Routes: GET|POST /v1/screenshot, GET|POST /v1/pdf, GET /healthz, /readyz, /metrics "
-      "(Prometheus), /v1/status. docs/serve.md lists every parameter.\n\n"
+      "Routes: GET|POST /v1/screenshot, /v1/pdf, /v1/gif, /v1/clip (MP4, WebM); GET "
+      "/healthz, /readyz, /metrics (Prometheus), /v1/status. docs/serve.md lists every "
+      "parameter.\n\n"
       "Examples:\n"
       "  pagereel serve\n"
       "  curl -o shot.png 'http://127.0.0.1:8080/v1/screenshot?url=https://example.com&width=1280&height=720'\n"
       "  curl -o doc.pdf --data-binary @invoice.html -H 'Content-Type: text/html' "
       "'http://127.0.0.1:8080/v1/pdf?format=A4'\n"
+      "  curl -o chart.gif 'http://127.0.0.1:8080/v1/gif?url=https://example.com/chart&width=640&height=360&duration=2'\n"
       "  PAGEREEL_LISTEN=0.0.0.0:8080 PAGEREEL_TOKEN=secret pagereel serve --browsers 2");
   cmd->callback([request, &run] { run = [request] { return serve::RunServe(*request); }; });
 }

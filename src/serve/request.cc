@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/url.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -238,10 +239,15 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
   }
   page.html = std::move(html);
 
-  if (request.route == Route::kScreenshot) {  // For a PDF, width and height are the paper's.
+  bool film = request.route == Route::kGif || request.route == Route::kClip;
+  if (request.route != Route::kPdf) {  // For a PDF, width and height are the paper's.
     PR_ASSIGN_OR_RETURN(page.width, in.Int("width", 1280, 1, limits.max_width));
     PR_ASSIGN_OR_RETURN(page.height, in.Int("height", 720, 1, limits.max_height));
+  }
+  if (request.route == Route::kScreenshot) {
     PR_ASSIGN_OR_RETURN(page.scale, in.Number("scale", 1.0, 0.1, limits.max_scale));
+  } else if (film && in.Has("scale")) {
+    return Bad("scale", "applies to screenshots only; a GIF or clip is width × height pixels");
   }
   double pixels = page.width * page.scale * page.height * page.scale;
   if (pixels > static_cast<double>(limits.max_pixels)) {
@@ -254,6 +260,11 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
                              static_cast<int>(limits.max_timeout.count())));
   page.timeout = std::chrono::milliseconds(timeout_ms);
 
+  if (film && in.Has("wait")) {
+    return Bad("wait", "applies to screenshot and pdf; a GIF or clip starts at frame 0 as soon "
+                       "as the page has loaded, its fonts are in and window.pagereel.ready "
+                       "(if the page sets it) has resolved, and runs on page time from there");
+  }
   if (in.Has("wait")) {
     const std::string& wait = in.Raw("wait");
     if (wait == "auto") {
@@ -360,7 +371,90 @@ Status ReadPdf(Reader& in, CaptureRequest& request) {
   return Status::Ok();
 }
 
+// GIF (route kGif) and MP4 / WebM (route kClip): rate, length, format, quality.
+Status ReadClip(Reader& in, const Limits& limits, CaptureRequest& request) {
+  ClipOptions& clip = request.clip;
+  bool gif = request.route == Route::kGif;
+  clip.fps = gif ? Rational{10, 1} : Rational{30, 1};
+  if (in.Has("fps")) {
+    Result<Rational> fps = ParseFrameRate(in.Raw("fps"));
+    if (!fps.ok() || fps->ToDouble() > limits.max_clip_fps) {
+      return Bad("fps", "must be a frame rate above 0 and at most " +
+                            std::to_string(limits.max_clip_fps) + " (10, 12.5, 29.97, 30000/1001), not " +
+                            Quote(in.Raw("fps")));
+    }
+    clip.fps = *fps;
+  }
+  clip.max_frames = limits.max_clip_frames;
+  clip.max_frame_pixels = limits.max_clip_pixels;
+  bool has_frames = in.Has("frames");
+  bool has_duration = in.Has("duration");
+  if (has_frames && has_duration) return Bad("frames", "give either frames or duration, not both");
+  if (has_frames) {
+    PR_ASSIGN_OR_RETURN(int frames, in.Int("frames", 1, 1, static_cast<int>(limits.max_clip_frames)));
+    clip.frames = frames;
+  }
+  if (has_duration) {
+    PR_ASSIGN_OR_RETURN(double seconds, in.Number("duration", 1, 0.001, limits.max_clip_seconds));
+    int64_t frames = FramesInDuration(seconds, clip.fps);
+    if (frames > limits.max_clip_frames) {
+      return Bad("duration", in.Raw("duration") + " s at " + clip.fps.ToString() + " fps is " +
+                                 std::to_string(frames) + " frames; the most this service makes is " +
+                                 std::to_string(limits.max_clip_frames));
+    }
+    clip.frames = std::max<int64_t>(frames, 1);
+  }
+  if (clip.frames) {
+    double pixels = static_cast<double>(*clip.frames) * request.page.width * request.page.height;
+    if (pixels > static_cast<double>(limits.max_clip_pixels)) {
+      return Bad(has_frames ? "frames" : "duration",
+                 std::to_string(*clip.frames) + " frames of " + std::to_string(request.page.width) +
+                     "x" + std::to_string(request.page.height) + " are " +
+                     std::to_string(static_cast<int64_t>(pixels)) +
+                     " pixels; the most this service encodes in one clip is " +
+                     std::to_string(limits.max_clip_pixels) + " (ask for fewer frames or a smaller size)");
+    }
+  }
+  if (gif) {
+    clip.format = ClipFormat::kGif;
+    for (const char* name : {"quality", "transparent", "format"}) {
+      if (in.Has(name)) return Bad(name, "does not apply to a GIF (see /v1/clip for MP4 and WebM)");
+    }
+  } else {
+    std::string format = in.Has("format") ? in.Raw("format") : "mp4";
+    if (format == "mp4") {
+      clip.format = ClipFormat::kMp4;
+    } else if (format == "webm") {
+      clip.format = ClipFormat::kWebm;
+    } else {
+      return Bad("format", "must be mp4 (H.264) or webm (VP9), not " + Quote(format) +
+                               " (GIFs come from /v1/gif)");
+    }
+    PR_ASSIGN_OR_RETURN(clip.quality, in.Int("quality", 90, 1, 100));
+    PR_ASSIGN_OR_RETURN(clip.transparent, in.Bool("transparent", false));
+    if (clip.transparent && clip.format != ClipFormat::kWebm) {
+      return Bad("transparent", "needs format=webm (H.264 in MP4 has no alpha)");
+    }
+    if (request.page.width % 2 != 0 || request.page.height % 2 != 0) {
+      return Bad(request.page.width % 2 != 0 ? "width" : "height",
+                 "must be even for " + format + " (its colours are stored at half resolution)");
+    }
+  }
+  request.content_type = ClipContentType(clip.format);
+  return Status::Ok();
+}
+
 }  // namespace
+
+const char* RouteName(Route route) {
+  switch (route) {
+    case Route::kScreenshot: return "screenshot";
+    case Route::kPdf: return "pdf";
+    case Route::kGif: return "gif";
+    case Route::kClip: return "clip";
+  }
+  return "capture";
+}
 
 Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
                                            std::string_view content_type, std::string_view body,
@@ -394,8 +488,10 @@ Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
   PR_RETURN_IF_ERROR(ReadPage(in, limits, html_body, request));
   if (route == Route::kScreenshot) {
     PR_RETURN_IF_ERROR(ReadScreenshot(in, request));
-  } else {
+  } else if (route == Route::kPdf) {
     PR_RETURN_IF_ERROR(ReadPdf(in, request));
+  } else {
+    PR_RETURN_IF_ERROR(ReadClip(in, limits, request));
   }
   PR_RETURN_IF_ERROR(in.CheckAllUsed());
   return request;

@@ -11,10 +11,14 @@
 
 #include "base/status.h"
 #include "capture/snapshot.h"
+#include "serve/clip.h"
 
 namespace pagereel::serve {
 
-enum class Route { kScreenshot, kPdf };
+enum class Route { kScreenshot, kPdf, kGif, kClip };
+
+// The route's name in logs and metrics: "screenshot", "pdf", "gif", "clip".
+const char* RouteName(Route route);
 
 // Upper bounds on what one request may make big; the operator may change them.
 struct Limits {
@@ -24,6 +28,12 @@ struct Limits {
   double max_scale = 4;
   int64_t max_pixels = 3840LL * 2160 * 4;       // Of the image: width × height × scale².
   int max_pdf_pages = 100;
+  // GIFs and clips: frames, seconds of page time, rate, and frames × width × height (720p
+  // for 5 s at 30 fps; a GIF's frames wait on disk, 4 bytes a pixel, for its palette).
+  int64_t max_clip_frames = 300;
+  double max_clip_seconds = 60;
+  int max_clip_fps = 60;
+  int64_t max_clip_pixels = 1280LL * 720 * 150;
   std::chrono::milliseconds default_timeout{30'000};
   std::chrono::milliseconds max_timeout{120'000};
 };
@@ -33,7 +43,8 @@ struct CaptureRequest {
   capture::SnapshotOptions page;  // url or html, viewport, wait, timeout.
   capture::ScreenshotOptions screenshot;
   capture::PdfOptions pdf;
-  // What the response's Content-Type is: "image/png", "application/pdf"...
+  ClipOptions clip;  // GIF and clip: format, rate, frames.
+  // What the response's Content-Type is: "image/png", "application/pdf", "video/mp4"...
   std::string content_type;
   // For logs: the URL, or "html (N bytes)".
   std::string what;

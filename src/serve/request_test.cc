@@ -36,6 +36,34 @@ TEST(CaptureRequestTest, ScreenshotDefaultsAndValues) {
   EXPECT_EQ(r->page.timeout.count(), 9000);
 }
 
+TEST(CaptureRequestTest, GifAndClipDefaultsAndValues) {
+  Result<CaptureRequest> r = Get(Route::kGif, "url=https://example.com");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "image/gif");
+  EXPECT_EQ(r->clip.format, ClipFormat::kGif);
+  EXPECT_EQ(r->clip.fps, (Rational{10, 1}));
+  EXPECT_FALSE(r->clip.frames);  // The page's declared duration, else 2 s.
+
+  r = Get(Route::kGif, "url=https://example.com&fps=12.5&duration=2&width=320&height=200");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->clip.fps, (Rational{25, 2}));
+  EXPECT_EQ(r->clip.frames, 25);
+  EXPECT_EQ(r->page.width, 320);
+
+  r = Get(Route::kClip, "url=https://example.com&fps=29.97&duration=1&quality=70");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "video/mp4");
+  EXPECT_EQ(r->clip.fps, (Rational{30000, 1001}));
+  EXPECT_EQ(r->clip.frames, 30);
+  EXPECT_EQ(r->clip.quality, 70);
+
+  r = Get(Route::kClip, "url=https://example.com&format=webm&transparent=true&frames=7");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->content_type, "video/webm");
+  EXPECT_TRUE(r->clip.transparent);
+  EXPECT_EQ(r->clip.frames, 7);
+}
+
 TEST(CaptureRequestTest, BodiesJsonFormAndHtml) {
   Result<CaptureRequest> r = ParseCaptureRequest(
       Route::kScreenshot, "/v1/screenshot?type=jpeg", "application/json",
@@ -119,6 +147,35 @@ TEST(CaptureRequestTest, EveryBadValueNamesItsParameter) {
       {Route::kPdf, u + "pageRanges=abc", "pageRanges: must look like"},
       {Route::kPdf, u + "type=png", "unknown parameter 'type'"},
       {Route::kPdf, u + "headerTemplate=%01", "headerTemplate: must not hold"},
+      {Route::kGif, "", "url: missing"},
+      {Route::kGif, u + "fps=0", "fps: must be a frame rate"},
+      {Route::kGif, u + "fps=-10", "fps: must be a frame rate"},
+      {Route::kGif, u + "fps=120", "fps: must be a frame rate"},
+      {Route::kGif, u + "fps=ten", "fps: must be a frame rate"},
+      {Route::kGif, u + "fps=1/0", "fps: must be a frame rate"},
+      {Route::kGif, u + "frames=0", "frames: must be a whole number"},
+      {Route::kGif, u + "frames=301", "frames: must be a whole number"},
+      {Route::kGif, u + "frames=2.5", "frames: must be a whole number"},
+      {Route::kGif, u + "frames=10&duration=1", "frames: give either"},
+      {Route::kGif, u + "duration=0", "duration: must be a number"},
+      {Route::kGif, u + "duration=nan", "duration: must be a number"},
+      {Route::kGif, u + "duration=61", "duration: must be a number"},
+      {Route::kGif, u + "duration=40", "duration: 40 s at 10 fps is 400 frames"},
+      {Route::kGif, u + "width=1920&height=1080&frames=300", "frames: 300 frames of 1920x1080"},
+      {Route::kGif, u + "width=1920&height=1080&fps=30&duration=8", "duration: 240 frames"},
+      {Route::kGif, u + "quality=50", "quality: does not apply to a GIF"},
+      {Route::kGif, u + "format=mp4", "format: does not apply to a GIF"},
+      {Route::kGif, u + "transparent=1", "transparent: does not apply to a GIF"},
+      {Route::kGif, u + "scale=2", "scale: applies to screenshots only"},
+      {Route::kGif, u + "wait=load", "wait: applies to screenshot and pdf"},
+      {Route::kGif, u + "type=png", "unknown parameter 'type'"},
+      {Route::kClip, u + "format=mov", "format: must be mp4"},
+      {Route::kClip, u + "format=gif", "format: must be mp4"},
+      {Route::kClip, u + "transparent=1", "transparent: needs format=webm"},
+      {Route::kClip, u + "quality=0", "quality: must be a whole number"},
+      {Route::kClip, u + "width=641", "width: must be even"},
+      {Route::kClip, u + "height=361&format=webm", "height: must be even"},
+      {Route::kClip, u + "width=5000", "width: must be a whole number"},
   };
   for (const BadCase& c : cases) {
     Result<CaptureRequest> r = Get(c.route, c.query);

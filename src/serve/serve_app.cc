@@ -37,6 +37,8 @@ int RunServe(const ServeRequest& request) {
   }
   if (!(request.max_timeout_seconds > 0 && request.max_timeout_seconds <= 3600)) return Usage("--max-timeout must be from 0 to 3600 seconds");
   if (request.max_body_kb < 1 || request.max_body_kb > 1024 * 1024) return Usage("--max-body-kb must be from 1 to 1048576");
+  if (request.max_pdf_pages < 1 || request.max_pdf_pages > 100000) return Usage("--max-pdf-pages must be from 1 to 100000");
+  if (request.max_clip_frames < 1 || request.max_clip_frames > 100000) return Usage("--max-clip-frames must be from 1 to 100000");
   if (request.recycle_after < 0) return Usage("--recycle-after must be 0 (never) or more");
   if (request.browser_memory_mb < 0) return Usage("--browser-memory-mb must be 0 (no limit) or more");
   if (!(request.grace_seconds >= 0 && request.grace_seconds <= 3600)) return Usage("--grace must be from 0 to 3600 seconds");
@@ -57,6 +59,8 @@ int RunServe(const ServeRequest& request) {
   options.limits.max_timeout = std::chrono::milliseconds(static_cast<int64_t>(request.max_timeout_seconds * 1000));
   options.limits.max_body_bytes = static_cast<size_t>(request.max_body_kb) * 1024;
   options.limits.max_pdf_pages = request.max_pdf_pages;
+  options.limits.max_clip_frames = request.max_clip_frames;
+  options.work_dir = request.work_dir;
   options.token = request.token;
   options.allow = request.allow;
   options.resolve = request.resolve;

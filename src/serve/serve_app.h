@@ -22,6 +22,8 @@ struct ServeRequest {
   double max_timeout_seconds = 120;
   int64_t max_body_kb = 2048;
   int max_pdf_pages = 100;
+  int64_t max_clip_frames = 300;
+  std::string work_dir;  // Empty: a new folder under $TMPDIR.
   double grace_seconds = 10;
   std::string token;
   std::vector<std::string> allow;

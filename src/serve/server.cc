@@ -10,7 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -18,7 +21,9 @@
 #include "base/process_memory.h"
 #include "base/thread.h"
 #include "browser/context.h"
+#include "capture/page.h"
 #include "capture/snapshot.h"
+#include "serve/clip.h"
 #include "serve/egress/policy.h"
 #include "serve/egress/proxy.h"
 #include "serve/metrics.h"
@@ -118,6 +123,9 @@ struct Server::Impl {
   std::atomic<bool> stopping{false};
   std::once_flag shutdown_once;
   std::mutex log_mu;
+  std::filesystem::path work_dir;  // GIFs and clips while they are made.
+  bool own_work_dir = false;       // Made by Start(), removed by Shutdown().
+  std::atomic<uint64_t> clips_made{0};
 
   Impl(ServeOptions o, egress::Policy p)
       : options(std::move(o)), policy(std::move(p)), pool(options.pool),
@@ -241,13 +249,15 @@ class Session : public std::enable_shared_from_this<Session> {
     std::optional<serve::Route> route;
     if (path == "/v1/screenshot") route = serve::Route::kScreenshot;
     if (path == "/v1/pdf") route = serve::Route::kPdf;
+    if (path == "/v1/gif") route = serve::Route::kGif;
+    if (path == "/v1/clip") route = serve::Route::kClip;
     if (!route) {
       return Write(Error(404, "no route " + std::string(path).substr(0, 100) +
-                                  "; the routes are /v1/screenshot, /v1/pdf, /healthz, "
-                                  "/readyz, /metrics and /v1/status"));
+                                  "; the routes are /v1/screenshot, /v1/pdf, /v1/gif, /v1/clip, "
+                                  "/healthz, /readyz, /metrics and /v1/status"));
     }
     if (method != http::verb::get && method != http::verb::post) return Write(NotAllowed("GET, POST"));
-    route_name_ = *route == serve::Route::kScreenshot ? "screenshot" : "pdf";
+    route_name_ = RouteName(*route);
     StartCapture(*route);
   }
 
@@ -370,6 +380,37 @@ class Session : public std::enable_shared_from_this<Session> {
     Result<BrowserPool::Lease> lease = server.pool.Acquire();
     if (!lease.ok()) return fail(UnavailableError("no browser could be started: " + std::string(lease.status().message())));
     request.page.should_stop = [&job] { return job.cancelled.load(); };
+    if (request.route == serve::Route::kGif || request.route == serve::Route::kClip) {
+      capture::PageOptions page;
+      page.url = request.page.html.empty() ? request.page.url : capture::HtmlDataUrl(request.page.html);
+      page.width = request.page.width;
+      page.height = request.page.height;
+      page.timeout = request.page.timeout;
+      page.context = request.page.context;
+      page.should_stop = request.page.should_stop;
+      std::filesystem::path file =
+          server.work_dir / ("clip-" + std::to_string(server.clips_made.fetch_add(1)));
+      ClipReport report;
+      Result<std::string> film = MakeClip(lease->browser(), page, request.clip, file,
+                                          start + request.page.timeout, &report);
+      log["frames"] = report.frames;
+      log["load_ms"] = report.load.count();
+      log["frames_ms"] = report.frames_time.count();
+      log["encode_ms"] = report.encode.count();
+      if (!film.ok()) {
+        // A posted document's data: URL would fill the message; name it instead.
+        std::string text(film.status().message());
+        if (!request.page.html.empty()) {
+          for (size_t at; (at = text.find(page.url)) != std::string::npos;) {
+            text.replace(at, page.url.size(), "the posted HTML");
+          }
+        }
+        return fail_naming_refusals(Status(film.status().code(), text));
+      }
+      log["capture_total_ms"] = Ms(Clock::now() - start);
+      if (std::vector<std::string> list = refused(); !list.empty()) log["egress_refused"] = list;
+      return answer(session.Body(200, request.content_type, std::move(film).value()));
+    }
     Result<std::unique_ptr<capture::Snapshot>> snapshot =
         capture::Snapshot::Open(lease->browser(), request.page);
     if (!snapshot.ok()) return fail_naming_refusals(snapshot.status());
@@ -546,6 +587,25 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   if (ec) {
     return UnavailableError("cannot listen on " + impl->options.listen + ": " + ec.message());
   }
+  std::error_code fs_error;
+  if (impl->options.work_dir.empty()) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path(fs_error) / "pagereel-serve-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return UnavailableError("cannot make a work folder for GIFs and clips in " +
+                              std::filesystem::temp_directory_path(fs_error).string() + ": " +
+                              std::strerror(errno) + " (set TMPDIR, or give the service a work folder)");
+    }
+    impl->work_dir = pattern;
+    impl->own_work_dir = true;
+  } else {
+    impl->work_dir = impl->options.work_dir;
+  }
+  std::filesystem::create_directories(impl->work_dir, fs_error);
+  if (fs_error || !std::filesystem::is_directory(impl->work_dir)) {
+    return UnavailableError("cannot make the work folder " + impl->work_dir.string() +
+                            " for GIFs and clips: " + fs_error.message());
+  }
   PR_RETURN_IF_ERROR(impl->pool.Start());
   impl->Accept();
   Impl* raw = impl.get();
@@ -583,6 +643,10 @@ void Server::Shutdown() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     s.io.stop();
     s.io_thread.join();
+    if (s.own_work_dir) {
+      std::error_code ignored;
+      std::filesystem::remove_all(s.work_dir, ignored);
+    }
   });
 }
 

@@ -34,6 +34,9 @@ struct ServeOptions {
   std::vector<std::string> resolve;
   // How long in-flight captures may take to finish after SIGTERM before browsers are killed.
   std::chrono::milliseconds grace{10'000};
+  // Where GIFs and clips are written while they are made; default: a new folder in the
+  // system's temporary folder, removed at shutdown.
+  std::string work_dir;
   // Where the one-line JSON logs go (default: stderr).
   std::function<void(const std::string&)> log;
 };
