@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -218,6 +219,7 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
   UniqueFd log_fd(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
   pid_t parent = ::getpid();
+  const int nice_increment = std::clamp(options.nice, 0, 19);
 
   pid_t pid = -1;
   int fork_errno = 0;
@@ -238,6 +240,9 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::signal(SIGPIPE, SIG_DFL);  // pagereel ignores it; the browser expects the default.
+    if (nice_increment > 0 && ::nice(nice_increment) == -1) {
+      // Running at the parent's priority is no reason not to run.
+    }
     // dup2 clears close-on-exec on the new descriptors 0-4. Every source is first moved
     // above 9, so no dup2 can overwrite a source that is still to be copied (any of them
     // may itself be 0-4, e.g. when pagereel was started without stdin).

@@ -50,6 +50,9 @@ struct LaunchOptions {
   FrameControl frame_control = FrameControl::kBeginFrame;
   // Extra command-line switches, appended after pagereel's own.
   std::vector<std::string> extra_args;
+  // Added to the browser processes' niceness (0-19): the capture service runs its browsers
+  // below its own HTTP thread, so a busy machine still answers requests at once.
+  int nice = 0;
 };
 
 class Browser {

@@ -1,6 +1,10 @@
 #include "serve/admission.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 
 #include "base/thread.h"
@@ -15,6 +19,15 @@ Admission::Admission(const AdmissionOptions& options) : options_(options) {
   for (int i = 0; i < options_.capacity; ++i) {
     workers_.emplace_back([this, i] {
       SetCurrentThreadName("capture-" + std::to_string(i));
+      if (options_.worker_nice > 0) {
+        // Niceness is per thread on Linux; threads this one starts (x264's) inherit it.
+        errno = 0;
+        int now = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+        if (errno == 0) {
+          ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()),
+                        std::min(19, now + options_.worker_nice));
+        }
+      }
       WorkerLoop();
     });
   }

@@ -38,6 +38,9 @@ struct AdmissionOptions {
   int capacity = 2;
   int max_waiting = 100;
   std::chrono::milliseconds max_wait{20'000};
+  // Added to the worker threads' niceness (0-19): captures (and the encoding they do,
+  // whose threads inherit it) yield the CPU to the HTTP thread.
+  int worker_nice = 0;
 };
 
 class Admission {

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pagereel::serve {
@@ -27,17 +28,25 @@ void Help(std::string& out, const std::string& name, const std::string& type, co
 }  // namespace
 
 void Histogram::Observe(double seconds) {
-  for (size_t i = 0; i < kBounds.size(); ++i) {
-    if (seconds <= kBounds[i]) ++buckets_[i];
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    if (seconds <= bounds_[i]) ++buckets_[i];
   }
   ++count_;
   sum_ += seconds;
+  max_ = std::max(max_, seconds);
+}
+
+int64_t Histogram::CountAbove(double bound) const {
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    if (bounds_[i] == bound) return count_ - buckets_[i];
+  }
+  return 0;
 }
 
 void Histogram::Render(const std::string& name, const std::string& labels, std::string& out) const {
   std::string sep = labels.empty() ? "" : labels + ",";
-  for (size_t i = 0; i < kBounds.size(); ++i) {
-    Line(out, name + "_bucket", sep + "le=\"" + Num(kBounds[i]) + "\"", std::to_string(buckets_[i]));
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    Line(out, name + "_bucket", sep + "le=\"" + Num(bounds_[i]) + "\"", std::to_string(buckets_[i]));
   }
   Line(out, name + "_bucket", sep + "le=\"+Inf\"", std::to_string(count_));
   Line(out, name + "_sum", labels, Num(sum_));
@@ -64,6 +73,11 @@ void Metrics::EgressRefused() {
   ++egress_refused_;
 }
 
+void Metrics::HttpLag(double seconds) {
+  std::lock_guard lock(mu_);
+  http_lag_.Observe(seconds);
+}
+
 std::string Metrics::Prometheus(const Gauges& g) const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -83,6 +97,9 @@ std::string Metrics::Prometheus(const Gauges& g) const {
   }
   Help(out, "pagereel_egress_refused_total", "counter", "Requests of pages refused by the egress policy.");
   Line(out, "pagereel_egress_refused_total", "", std::to_string(egress_refused_));
+  Help(out, "pagereel_http_thread_lag_seconds", "histogram",
+       "How late the HTTP thread's 20 ms heartbeat ran (what a request waits before it is read).");
+  http_lag_.Render("pagereel_http_thread_lag_seconds", "", out);
   Help(out, "pagereel_capacity", "gauge", "Captures that can run at once (browsers x per browser).");
   Line(out, "pagereel_capacity", "", std::to_string(g.capacity));
   Help(out, "pagereel_captures_running", "gauge", "Captures running now.");
@@ -124,6 +141,9 @@ std::string Metrics::Json(const Gauges& g) const {
       {"refused", refused_},
       {"egress_refused", egress_refused_},
       {"queue_wait_seconds", {{"count", waits_.count()}, {"sum", waits_.sum()}}},
+      {"http_thread_lag", {{"beats", http_lag_.count()},
+                           {"over_1ms", http_lag_.CountAbove(0.001)},
+                           {"max_ms", http_lag_.max() * 1000}}},
   };
   return j.dump(2) + "\n";
 }

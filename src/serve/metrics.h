@@ -15,16 +15,27 @@ namespace pagereel::serve {
 // Durations in seconds, counted into fixed buckets.
 class Histogram {
  public:
+  // For captures and queue waits.
   static constexpr std::array<double, 12> kBounds = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                      1,    2.5,   5,    10,  30,   120};
+  // For the HTTP thread's lag: 100 us to 100 ms.
+  static constexpr std::array<double, 12> kFineBounds = {0.0001, 0.00025, 0.0005, 0.001,
+                                                         0.002,  0.005,   0.01,   0.02,
+                                                         0.05,   0.1,     0.25,   1};
+  explicit Histogram(const std::array<double, 12>& bounds = kBounds) : bounds_(bounds) {}
   void Observe(double seconds);
   // Appends the histogram's lines, for a metric `name` with `labels` ("" or `a="b",...`).
   void Render(const std::string& name, const std::string& labels, std::string& out) const;
   int64_t count() const { return count_; }
   double sum() const { return sum_; }
+  double max() const { return max_; }
+  // Observations above `bound`, which must be one of the bounds.
+  int64_t CountAbove(double bound) const;
 
  private:
-  std::array<int64_t, kBounds.size()> buckets_{};
+  std::array<double, 12> bounds_;
+  std::array<int64_t, 12> buckets_{};
+  double max_ = 0;
   int64_t count_ = 0;
   double sum_ = 0;
 };
@@ -52,6 +63,8 @@ class Metrics {
   void Waited(double seconds);
   void Refused(const std::string& reason);  // "queue_full", "wait_timeout", "shutting_down".
   void EgressRefused();
+  // How late the HTTP thread's 20 ms heartbeat ran: the time any request waits for it.
+  void HttpLag(double seconds);
 
   std::string Prometheus(const Gauges& gauges) const;
   std::string Json(const Gauges& gauges) const;
@@ -62,6 +75,7 @@ class Metrics {
   Histogram waits_;                                            // Guarded by mu_.
   std::map<std::string, int64_t> refused_;                     // Guarded by mu_.
   int64_t egress_refused_ = 0;                                 // Guarded by mu_.
+  Histogram http_lag_{Histogram::kFineBounds};                 // Guarded by mu_.
 };
 
 }  // namespace pagereel::serve

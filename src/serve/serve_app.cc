@@ -16,6 +16,8 @@ namespace pagereel::serve {
 namespace {
 
 constexpr int kDefaultPerBrowser = 4;
+// Niceness added to browsers and capture workers, below the HTTP thread.
+constexpr int kCaptureNice = 5;
 // A capture browser with a few contexts open: about twice the 500 MB a render lane's
 // browser measured (bench/RESULTS.md), to leave room for heavy pages.
 constexpr int64_t kBytesPerBrowser = 1LL << 30;
@@ -53,6 +55,10 @@ int RunServe(const ServeRequest& request) {
   options.pool.rss_limit_bytes = request.browser_memory_mb * (1LL << 20);
   options.pool.launch.binary = request.browser;
   options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
+  // Browsers and capture workers below the HTTP thread: under full load the service still
+  // answers health checks, metrics and refusals at once (bench/RESULTS.md, I/O thread).
+  options.pool.launch.nice = kCaptureNice;
+  options.admission.worker_nice = kCaptureNice;
   options.admission.max_waiting = request.queue;
   options.admission.max_wait = std::chrono::milliseconds(static_cast<int64_t>(request.max_wait_seconds * 1000));
   options.limits.default_timeout = std::chrono::milliseconds(static_cast<int64_t>(request.timeout_seconds * 1000));

@@ -159,6 +159,23 @@ struct Server::Impl {
   }
 
   void Accept();
+
+  // Every 20 ms on the HTTP thread: how late it ran is how long any request would have
+  // waited to be read (capture work must never hold this thread).
+  static constexpr std::chrono::milliseconds kBeat{20};
+  asio::steady_timer heartbeat{io};
+  Clock::time_point next_beat;
+  void Beat() {
+    heartbeat.expires_at(next_beat);
+    heartbeat.async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      Clock::time_point now = Clock::now();
+      metrics.HttpLag(Seconds(now - next_beat));
+      next_beat += kBeat;
+      if (next_beat < now) next_beat = now + kBeat;  // Beats missed are not owed.
+      Beat();
+    });
+  }
 };
 
 // One client connection: reads requests one after another (keep-alive), answers the
@@ -608,6 +625,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   }
   PR_RETURN_IF_ERROR(impl->pool.Start());
   impl->Accept();
+  impl->next_beat = Clock::now() + Impl::kBeat;
+  impl->Beat();
   Impl* raw = impl.get();
   impl->io_thread = std::thread([raw] {
     SetCurrentThreadName("http-io");
