@@ -161,8 +161,9 @@ print(f'{max(best) * float(sys.argv[3]):.3f}' if best else '')" "$results" "$nam
   if has_step soak && alive; then
     request png static.html
     log "$name-soak: $soak_n captures, $soak_conc at once, memory every $soak_every"
-    local samples="[" done_n=0 n t0 t1
-    samples+=$(record_mem 0)
+    # Each sample also goes to a file at once, so a soak cut short keeps its figures.
+    local samples="[" done_n=0 n t0 t1 sample
+    sample=$(record_mem 0); samples+=$sample; echo "$sample" >"$out/$name-soak-samples.jsonl"
     t0=$(date +%s.%N)
     : >"$out/$name-soak.csv"
     while [ "$done_n" -lt "$soak_n" ]; do
@@ -171,7 +172,7 @@ print(f'{max(best) * float(sys.argv[3]):.3f}' if best else '')" "$results" "$nam
       tail -n +2 "$out/$name-soak-batch.csv" >>"$out/$name-soak.csv"
       done_n=$(( done_n + n ))
       kill -0 "$svc_pid" 2>/dev/null || { log "$name died during the soak"; break; }
-      samples+=",$(record_mem "$done_n")"
+      sample=$(record_mem "$done_n"); samples+=",$sample"; echo "$sample" >>"$out/$name-soak-samples.jsonl"
     done
     t1=$(date +%s.%N)
     samples+="]"

@@ -15,8 +15,9 @@
 // cannot move its clocks; time passes before frame 0 only while the page waits on its own
 // timers to become ready.
 //
-// Not thread-safe: one thread drives a Page. Its browser must not run another begin-frame
-// target at the same time (two beginFrames in flight crash Chromium's GPU process).
+// Not thread-safe: one thread drives a Page. Pages on one browser may be driven from
+// several threads: Browser::BeginFrame lets one beginFrame run at a time (two in flight
+// crash Chromium's GPU process).
 #ifndef PAGEREEL_CAPTURE_PAGE_H_
 #define PAGEREEL_CAPTURE_PAGE_H_
 

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace pagereel::cdp {
 
@@ -19,6 +21,16 @@ constexpr size_t kReadChunk = 64 << 10;
 
 PipeTransport::PipeTransport(UniqueFd to_browser, UniqueFd from_browser)
     : to_browser_(std::move(to_browser)), from_browser_(std::move(from_browser)) {
+  // A write to a browser that has exited must fail with EPIPE, not kill this process with
+  // SIGPIPE. pagereel's main ignores the signal; this covers every other program linking
+  // the library (tests, benchmarks), unless it installed a handler of its own.
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      ::signal(SIGPIPE, SIG_IGN);
+    }
+  });
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
     wake_read_.reset(fds[0]);

@@ -1,7 +1,5 @@
 // /v1/gif and /v1/clip on the real service, the real chrome-headless-shell and the real
 // encoders; every answer is decoded with libavformat/libavcodec and its pixels checked.
-#include <boost/asio.hpp>
-#include <boost/beast.hpp>
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -17,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "serve/server.h"
+#include "testing/http_client.h"
 #include "testing/http_server.h"
 #include "testing/media.h"
 #include "testing/scratch_dir.h"
@@ -24,61 +23,13 @@
 namespace pagereel::serve {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+namespace http = boost::beast::http;
 using nlohmann::json;
-using std::chrono::milliseconds;
 
-struct Reply {
-  int status = 0;
-  std::string content_type;
-  std::string body;
-  std::string error;
-};
-
-Reply Fetch(uint16_t port, http::verb method, const std::string& target, std::string body = "",
-            const std::string& content_type = "") {
-  Reply reply;
-  try {
-    asio::io_context io;
-    beast::tcp_stream stream(io);
-    stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    http::request<http::string_body> request{method, target, 11};
-    request.set(http::field::host, "127.0.0.1");
-    if (!content_type.empty()) request.set(http::field::content_type, content_type);
-    request.body() = std::move(body);
-    request.prepare_payload();
-    http::write(stream, request);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(64 << 20);
-    http::read(stream, buffer, parser);
-    reply.status = parser.get().result_int();
-    reply.content_type = std::string(parser.get()[http::field::content_type]);
-    reply.body = parser.get().body();
-  } catch (const std::exception& e) {
-    reply.error = e.what();
-  }
-  return reply;
-}
-
-Reply Get(uint16_t port, const std::string& target) { return Fetch(port, http::verb::get, target); }
-
-std::string Encode(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
+using Reply = testing::HttpReply;
+using testing::Encode;
+using testing::Fetch;
+using testing::Get;
 
 // A box that turns from red to blue over one second of page time, started by a timer
 // half a second after the page loads (as pages written for browsers do).

@@ -18,6 +18,7 @@
 
 #include "browser/browser.h"
 #include "capture/image.h"
+#include "testing/http_client.h"
 #include "testing/http_server.h"
 
 namespace pagereel::serve {
@@ -30,59 +31,10 @@ using tcp = asio::ip::tcp;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-struct Reply {
-  int status = 0;
-  std::string content_type;
-  std::string retry_after;
-  std::string body;
-  std::string error;  // Transport failure.
-};
-
-// One request on a fresh connection.
-Reply Fetch(uint16_t port, http::verb method, const std::string& target, std::string body = "",
-            const std::string& content_type = "", const std::string& auth = "") {
-  Reply reply;
-  try {
-    asio::io_context io;
-    beast::tcp_stream stream(io);
-    stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    http::request<http::string_body> request{method, target, 11};
-    request.set(http::field::host, "127.0.0.1");
-    if (!content_type.empty()) request.set(http::field::content_type, content_type);
-    if (!auth.empty()) request.set(http::field::authorization, auth);
-    request.body() = std::move(body);
-    request.prepare_payload();
-    http::write(stream, request);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(64 << 20);
-    http::read(stream, buffer, parser);
-    auto& response = parser.get();
-    reply.status = response.result_int();
-    reply.content_type = std::string(response[http::field::content_type]);
-    reply.retry_after = std::string(response[http::field::retry_after]);
-    reply.body = response.body();
-  } catch (const std::exception& e) {
-    reply.error = e.what();
-  }
-  return reply;
-}
-
-Reply Get(uint16_t port, const std::string& target) { return Fetch(port, http::verb::get, target); }
-
-std::string Encode(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
+using Reply = testing::HttpReply;
+using testing::Encode;
+using testing::Fetch;
+using testing::Get;
 
 class ServeTest : public ::testing::Test {
  protected:

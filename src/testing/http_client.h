@@ -1,0 +1,31 @@
+// Test helper: one HTTP/1.1 request to a service on 127.0.0.1, on a fresh connection, with
+// Boost.Beast; and percent-encoding for query values.
+#ifndef PAGEREEL_TESTING_HTTP_CLIENT_H_
+#define PAGEREEL_TESTING_HTTP_CLIENT_H_
+
+#include <boost/beast/http/verb.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace pagereel::testing {
+
+struct HttpReply {
+  int status = 0;
+  std::string content_type;
+  std::string retry_after;
+  std::string body;
+  std::string error;  // A transport failure (refused, reset); status is 0 then.
+};
+
+HttpReply Fetch(uint16_t port, boost::beast::http::verb method, const std::string& target,
+                std::string body = "", const std::string& content_type = "",
+                const std::string& authorization = "");
+HttpReply Get(uint16_t port, const std::string& target);
+
+// Every byte but letters, digits and -_. as %XX: fit for a query value.
+std::string Encode(const std::string& text);
+
+}  // namespace pagereel::testing
+
+#endif  // PAGEREEL_TESTING_HTTP_CLIENT_H_
