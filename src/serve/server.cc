@@ -130,6 +130,13 @@ struct Server::Impl {
   Impl(ServeOptions o, egress::Policy p)
       : options(std::move(o)), policy(std::move(p)), pool(options.pool),
         admission(options.admission) {}
+  ~Impl() {
+    // Also when Start() failed after making it.
+    if (own_work_dir) {
+      std::error_code ignored;
+      std::filesystem::remove_all(work_dir, ignored);
+    }
+  }
 
   void Log(const json& line) {
     std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -662,10 +669,8 @@ void Server::Shutdown() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     s.io.stop();
     s.io_thread.join();
-    if (s.own_work_dir) {
-      std::error_code ignored;
-      std::filesystem::remove_all(s.work_dir, ignored);
-    }
+    std::error_code ignored;
+    if (s.own_work_dir) std::filesystem::remove_all(s.work_dir, ignored);
   });
 }
 
