@@ -47,7 +47,6 @@ def load(route, stop, made, failed):
     while not stop.is_set():
         try:
             conn.request("GET", f"/v1/{route}?{query}")
-            response = response_body = None
             response = conn.getresponse()
             response_body = response.read()
             if response.status == 200 and len(response_body) > 0:

@@ -57,6 +57,16 @@ std::string Seconds(std::chrono::milliseconds d) {
   return buf;
 }
 
+// What messages call the page: its name, else its URL; a data: URL (a whole document)
+// would fill the message, so only its start is shown.
+std::string NameFor(const PageOptions& options) {
+  if (!options.name.empty()) return options.name;
+  if (options.url.starts_with("data:") && options.url.size() > 64) {
+    return options.url.substr(0, 60) + "...";
+  }
+  return options.url;
+}
+
 }  // namespace
 
 struct Page::Shared {
@@ -160,7 +170,8 @@ std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
 }
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
-    : browser_(browser), options_(options), shared_(std::make_shared<Shared>()) {}
+    : browser_(browser), options_(options), name_(NameFor(options)),
+      shared_(std::make_shared<Shared>()) {}
 
 Page::~Page() {
   for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
@@ -186,7 +197,7 @@ Result<cdp::Message> Page::Checked(std::string_view method, Result<cdp::Message>
     if (reply.status().code() == StatusCode::kDeadlineExceeded) {
       // The page's main thread answers every call; one that does not answer is running
       // a script that does not end.
-      return DeadlineExceededError("the page " + options_.url + " stopped responding " + Where() +
+      return DeadlineExceededError("the page " + name_ + " stopped responding " + Where() +
                                    ": its script was busy for " + Seconds(options_.timeout) +
                                    " without a pause (an endless loop?)");
     }
@@ -213,19 +224,23 @@ Result<cdp::Message> Page::Evaluate(const std::string& expression, bool await_pr
   return reply;
 }
 
+std::string Page::FileName(const std::string& url) const {
+  return url == options_.url ? "the document itself" : url;
+}
+
 Status Page::CheckStillOurs() const {
   std::lock_guard lock(shared_->mu);
   if (shared_->detached && shared_->renderer_crashed) {
     // Worth a retry on a fresh browser, like a browser crash (often memory).
-    return UnavailableError("the page " + options_.url + " crashed its renderer");
+    return UnavailableError("the page " + name_ + " crashed its renderer");
   }
   if (shared_->detached) {
-    return FailedPreconditionError("the page " + options_.url + " stopped: " +
+    return FailedPreconditionError("the page " + name_ + " stopped: " +
                                    shared_->detach_reason +
                                    "; a page must stay open while it renders");
   }
   if (!shared_->navigated_to.empty()) {
-    return FailedPreconditionError("the page " + options_.url + " navigated away to " +
+    return FailedPreconditionError("the page " + name_ + " navigated away to " +
                                    shared_->navigated_to +
                                    "; pages must stay on one document while they render");
   }
@@ -348,7 +363,7 @@ Status Page::Load() {
   cdp::EventWaiter loaded = browser_.client().Expect("Page.loadEventFired", session_id_);
   PR_ASSIGN_OR_RETURN(cdp::Message nav, Call("Page.navigate", Dump({{"url", options_.url}})));
   if (Result<std::string> error = cdp::GetString(nav, {"result", "errorText"}); error.ok()) {
-    return FailedPreconditionError("could not load " + options_.url + ": " + *error);
+    return FailedPreconditionError("could not load " + name_ + ": " + *error);
   }
   PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
     std::string waiting;
@@ -356,10 +371,10 @@ Status Page::Load() {
       std::lock_guard lock(shared_->mu);
       if (!shared_->requests.empty()) {
         waiting = "; still waiting for " + std::to_string(shared_->requests.size()) +
-                  " file(s), such as " + shared_->requests.begin()->second;
+                  " file(s), such as " + FileName(shared_->requests.begin()->second);
       }
     }
-    return DeadlineExceededError("the page " + options_.url + " did not finish loading within " +
+    return DeadlineExceededError("the page " + name_ + " did not finish loading within " +
                                  Seconds(options_.timeout) + " (its load event never fired" +
                                  waiting + ")");
   }));
@@ -374,7 +389,7 @@ Status Page::Load() {
       Evaluate("(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"));
   if (Result<double> code = cdp::GetNumber(status, {"result", "result", "value"});
       code.ok() && *code >= 400) {
-    return FailedPreconditionError("could not load " + options_.url + ": the server answered HTTP " +
+    return FailedPreconditionError("could not load " + name_ + ": the server answered HTTP " +
                             std::to_string(static_cast<int>(*code)));
   }
   return Status::Ok();
@@ -399,16 +414,16 @@ Status Page::WaitUntilReady() {
           break;
         }
       }
-      if (!shared_->requests.empty()) in_flight = shared_->requests.begin()->second;
+      if (!shared_->requests.empty()) in_flight = FileName(shared_->requests.begin()->second);
     }
     PR_RETURN_IF_ERROR(CheckStillOurs());
-    if (Stopped()) return CancelledError("the page " + options_.url + " was no longer wanted");
+    if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
     PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()", true));
     PR_ASSIGN_OR_RETURN(std::string text, cdp::GetString(reply, {"result", "result", "value"}));
     json state = json::parse(text, nullptr, /*allow_exceptions=*/false);
     std::string ready = state.value("ready", "none");
     if (ready == "rejected") {
-      return FailedPreconditionError("the page " + options_.url +
+      return FailedPreconditionError("the page " + name_ +
                                      " rejected window.pagereel.ready: " +
                                      state.value("error", std::string()));
     }
@@ -418,7 +433,7 @@ Status Page::WaitUntilReady() {
       std::string waiting = !in_flight.empty() ? "a file to arrive (" + in_flight + ")"
                             : !fonts           ? "its fonts (document.fonts.ready)"
                                                : "window.pagereel.ready to resolve";
-      return DeadlineExceededError("the page " + options_.url + " was not ready within " +
+      return DeadlineExceededError("the page " + name_ + " was not ready within " +
                                    Seconds(options_.timeout) + ": still waiting for " + waiting);
     }
     if (!in_flight.empty()) continue;
@@ -469,7 +484,7 @@ Status Page::ReadContract() {
   if (!c.is_object()) return InternalError("could not read window.pagereel from the page");
   if (c.value("given", false)) {
     if (!c.value("ok", false)) {
-      return InvalidArgumentError("the page " + options_.url +
+      return InvalidArgumentError("the page " + name_ +
                                   " set window.pagereel.duration to something that is not a "
                                   "positive number of seconds");
     }
@@ -488,7 +503,7 @@ Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on
     Result<cdp::Event> e = waiter.Wait(kSlice);
     if (e.ok()) return Status::Ok();
     PR_RETURN_IF_ERROR(CheckStillOurs());
-    if (Stopped()) return CancelledError("the page " + options_.url + " was no longer wanted");
+    if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
     if (e.status().code() != StatusCode::kDeadlineExceeded) {
       if (e.status().code() == StatusCode::kUnavailable) {
         return UnavailableError("the browser went away: " + browser_.ExitDescription());
@@ -511,17 +526,17 @@ Status Page::AdvanceTo(int64_t virtual_us) {
     std::string waiting;
     {
       std::lock_guard lock(shared_->mu);
-      if (!shared_->requests.empty()) waiting = " for " + shared_->requests.begin()->second;
+      if (!shared_->requests.empty()) waiting = " for " + FileName(shared_->requests.begin()->second);
     }
     // A page that still answers is held by a request; one that does not is stuck in script.
     Result<cdp::Message> alive = browser_.client().Call(
         "Runtime.evaluate", Dump({{"expression", "0"}}), session_id_, std::chrono::seconds(1));
     if (!alive.ok() && alive.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError("the page " + options_.url + " stopped responding " + Where() +
+      return DeadlineExceededError("the page " + name_ + " stopped responding " + Where() +
                                    ": its script was busy for " + Seconds(options_.timeout) +
                                    " without a pause (an endless loop?)");
     }
-    return DeadlineExceededError("the page " + options_.url + " did not settle " + Where() +
+    return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
                                  ": page time stood still for " + Seconds(options_.timeout) +
                                  " waiting" + (waiting.empty() ? " on the network" : waiting) +
                                  " (a request that never finishes holds it)");
@@ -583,7 +598,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
     }
     lock.lock();
     if (shared_->leaving) {
-      return FailedPreconditionError("the page " + options_.url + " navigated away at frame " +
+      return FailedPreconditionError("the page " + name_ + " navigated away at frame " +
                                      std::to_string(index) +
                                      "; pages must stay on one document while they render");
     }
@@ -597,7 +612,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
                                  " times, the last at " +
                                  std::to_string(shared_->last_report_ms) + " ms";
     return InternalError("frame " + std::to_string(index) + " (" + std::to_string(film_ms) +
-                         " ms) of " + options_.url + " was made " + seen +
+                         " ms) of " + name_ + " was made " + seen +
                          "; this is a fault in pagereel or the browser, please report it");
   }
   ticks_run_ = expected;
@@ -651,7 +666,7 @@ Status Page::SyncVideos() {
                                        {"returnByValue", true},
                                        {"contextId", context}}));
     if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError("the page " + options_.url + " did not show its videos " +
+      return DeadlineExceededError("the page " + name_ + " did not show its videos " +
                                    Where() + ": seeking a video to the frame's time took longer "
                                    "than " + Seconds(options_.timeout));
     }

@@ -63,6 +63,8 @@ struct PageOptions {
   std::function<bool()> should_stop;
   // The page's browser context (a proxy for its requests, for the capture service).
   browser::ContextOptions context;
+  // What messages call the page; empty: its URL (a data: URL cut short).
+  std::string name;
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
@@ -133,11 +135,14 @@ class Page {
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
   Status CheckStillOurs() const;
   bool Stopped() const { return options_.should_stop && options_.should_stop(); }
+  // A file the page waits for, as messages name it (the page's own URL may be a data: URL).
+  std::string FileName(const std::string& url) const;
   std::string Where() const;
 
   // Constant after Open().
   browser::Browser& browser_;
   const PageOptions options_;
+  const std::string name_;  // For messages.
   std::unique_ptr<browser::BrowserContext> context_;
   std::string target_id_;
   std::string session_id_;

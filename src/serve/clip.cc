@@ -20,14 +20,16 @@ std::chrono::milliseconds Since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
 }
 
-const char* Extension(ClipFormat format) {
-  switch (format) {
-    case ClipFormat::kGif: return ".gif";
-    case ClipFormat::kMp4: return ".mp4";
-    case ClipFormat::kWebm: return ".webm";
-  }
-  return ".gif";
-}
+// Per ClipFormat, in its order: the file's extension (which picks the encoder) and the
+// answer's Content-Type.
+struct FormatNames {
+  const char* extension;
+  const char* content_type;
+};
+constexpr FormatNames kFormats[] = {
+    {".gif", "image/gif"}, {".mp4", "video/mp4"}, {".webm", "video/webm"}};
+
+const FormatNames& NamesOf(ClipFormat format) { return kFormats[static_cast<int>(format)]; }
 
 // How many frames to make, from what the client gave and what the page declared.
 Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, int width,
@@ -72,14 +74,7 @@ Result<std::string> ReadAndRemove(const std::string& path) {
 
 }  // namespace
 
-const char* ClipContentType(ClipFormat format) {
-  switch (format) {
-    case ClipFormat::kGif: return "image/gif";
-    case ClipFormat::kMp4: return "video/mp4";
-    case ClipFormat::kWebm: return "video/webm";
-  }
-  return "application/octet-stream";
-}
+const char* ClipContentType(ClipFormat format) { return NamesOf(format).content_type; }
 
 Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptions& page_options,
                              const ClipOptions& clip, const std::filesystem::path& work_file,
@@ -96,7 +91,7 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
   PR_ASSIGN_OR_RETURN(int64_t frames, FrameCount(clip, *page, options.width, options.height));
 
   std::filesystem::path path = work_file;
-  path.replace_extension(Extension(clip.format));
+  path.replace_extension(NamesOf(clip.format).extension);
   encode::EncoderOptions encoder_options;
   encoder_options.path = path.string();
   encoder_options.width = options.width;
@@ -110,7 +105,7 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
   for (int64_t i = 0; i < frames; ++i) {
     if (Clock::now() >= deadline) {
       return DeadlineExceededError(
-          "the clip of " + options.url.substr(0, 200) + " was not finished in time: " +
+          "the clip was not finished in time: " +
           std::to_string(i) + " of " + std::to_string(frames) +
           " frames were made; ask for fewer frames, a smaller size or a longer timeout");
     }

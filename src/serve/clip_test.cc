@@ -188,6 +188,7 @@ TEST_F(ServeClipTest, BadPagesAndBadRequestsAreAnsweredClearly) {
                       "<script>while (true) {}</script>", "text/html");
   EXPECT_EQ(stuck.status, 504) << stuck.body;
   EXPECT_EQ(stuck.body.find("data:"), std::string::npos) << stuck.body;
+  EXPECT_NE(stuck.body.find("(the posted HTML)"), std::string::npos) << stuck.body;
 
   // The service goes on.
   EXPECT_EQ(Get(port_, "/v1/gif?frames=1&width=32&height=32&url=" + Encode(pages_.Url("/still"))).status, 200);

@@ -391,6 +391,11 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard lock(refusals->first);
       return refusals->second;
     };
+    auto succeed = [&](std::string bytes) {
+      log["capture_total_ms"] = Ms(Clock::now() - start);
+      if (std::vector<std::string> list = refused(); !list.empty()) log["egress_refused"] = list;
+      answer(session.Body(200, request.content_type, std::move(bytes)));
+    };
     auto fail_naming_refusals = [&](const Status& status) {
       std::vector<std::string> list = refused();
       if (list.empty()) return fail(status);
@@ -412,6 +417,7 @@ class Session : public std::enable_shared_from_this<Session> {
       page.timeout = request.page.timeout;
       page.context = request.page.context;
       page.should_stop = request.page.should_stop;
+      page.name = request.page.html.empty() ? "" : "(the posted HTML)";
       std::filesystem::path file =
           server.work_dir / ("clip-" + std::to_string(server.clips_made.fetch_add(1)));
       ClipReport report;
@@ -421,19 +427,8 @@ class Session : public std::enable_shared_from_this<Session> {
       log["load_ms"] = report.load.count();
       log["frames_ms"] = report.frames_time.count();
       log["encode_ms"] = report.encode.count();
-      if (!film.ok()) {
-        // A posted document's data: URL would fill the message; name it instead.
-        std::string text(film.status().message());
-        if (!request.page.html.empty()) {
-          for (size_t at; (at = text.find(page.url)) != std::string::npos;) {
-            text.replace(at, page.url.size(), "the posted HTML");
-          }
-        }
-        return fail_naming_refusals(Status(film.status().code(), text));
-      }
-      log["capture_total_ms"] = Ms(Clock::now() - start);
-      if (std::vector<std::string> list = refused(); !list.empty()) log["egress_refused"] = list;
-      return answer(session.Body(200, request.content_type, std::move(film).value()));
+      if (!film.ok()) return fail_naming_refusals(film.status());
+      return succeed(std::move(film).value());
     }
     Result<std::unique_ptr<capture::Snapshot>> snapshot =
         capture::Snapshot::Open(lease->browser(), request.page);
@@ -467,9 +462,7 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     snapshot->reset();  // Close the context before answering: it is part of the capture.
-    log["capture_total_ms"] = Ms(Clock::now() - start);
-    if (std::vector<std::string> list = refused(); !list.empty()) log["egress_refused"] = list;
-    answer(session.Body(200, request.content_type, std::move(bytes).value()));
+    succeed(std::move(bytes).value());
   }
 
   void AnswerFinished(Response r, json log) {

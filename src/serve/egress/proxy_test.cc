@@ -151,7 +151,7 @@ TEST(ProxyTest, RelaysAllowedPlainHttpOneRequestPerConnection) {
   EXPECT_TRUE(reply.starts_with("HTTP/1.1 200 OK\r\n")) << reply;
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
   EXPECT_TRUE(reply.ends_with("\r\n\r\nhello")) << reply;
-  std::vector<TestRequest> seen = origin.requests();
+  std::vector<TestRequest> seen = origin.ReceivedRequests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].method, "POST");
   EXPECT_EQ(seen[0].target, "/a?b=c");
@@ -177,8 +177,8 @@ TEST(ProxyTest, TunnelsAllowedConnect) {
   EXPECT_TRUE(c.ReadUntil("hello").ends_with("hello"));
   c.Send("GET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_TRUE(c.ReadAll().ends_with("hello"));
-  ASSERT_EQ(origin.requests().size(), 2u);
-  EXPECT_EQ(origin.requests()[1].target, "/two");
+  ASSERT_EQ(origin.ReceivedRequests().size(), 2u);
+  EXPECT_EQ(origin.ReceivedRequests()[1].target, "/two");
   EXPECT_EQ(origin.connections(), 1);
 }
 

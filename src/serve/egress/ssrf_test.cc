@@ -333,10 +333,10 @@ Outcome RunAttack(Route route) {
     (*tab)->Evaluate("new Promise(r => setTimeout(r, 300))").status().IgnoreError();
   }
   browser->reset();
-  for (const TestRequest& r : victim.requests()) out.victim_paths.insert(r.target);
+  for (const TestRequest& r : victim.ReceivedRequests()) out.victim_paths.insert(r.target);
   out.victim_connections = victim.connections();
   out.udp_packets = udp.packets();
-  out.site_requests = site.requests();
+  out.site_requests = site.ReceivedRequests();
   if (channel) out.channel_refused = channel->refused();
   std::lock_guard lock(mu);
   return out;
