@@ -1,6 +1,8 @@
 #include "serve/browser_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 
 #include "base/process_memory.h"
 
@@ -17,8 +19,12 @@ BrowserPool::~BrowserPool() {
 }
 
 Status BrowserPool::Start() {
-  std::lock_guard lock(mu_);
-  return LaunchLocked().status();
+  {
+    std::lock_guard lock(mu_);
+    PR_RETURN_IF_ERROR(LaunchLocked().status());
+  }
+  MeasureMemory();  // So the first figures are not zero.
+  return Status::Ok();
 }
 
 Result<BrowserPool::Slot*> BrowserPool::LaunchLocked() {
@@ -61,7 +67,6 @@ Result<BrowserPool::Lease> BrowserPool::Acquire() {
 
 void BrowserPool::Release(Slot* slot) {
   std::vector<std::unique_ptr<Slot>> unused;
-  pid_t measure = 0;  // A browser whose memory to check, outside the lock (a /proc walk).
   {
     std::lock_guard lock(mu_);
     --slot->in_flight;
@@ -70,24 +75,40 @@ void BrowserPool::Release(Slot* slot) {
       slot->retiring = true;
       ++stats_.recycled;
     }
-    if (!slot->retiring && options_.rss_limit_bytes > 0 && slot->done % 10 == 0) {
-      measure = slot->browser->pid();
-    }
     unused = CollectLocked();
   }
-  if (measure != 0 && GroupResidentBytes({measure})[measure] > options_.rss_limit_bytes) {
-    std::lock_guard lock(mu_);
-    // Found again by its process: the slot may have gone meanwhile.
-    for (const auto& s : slots_) {
-      if (s->browser->pid() == measure && !s->retiring) {
-        s->retiring = true;
-        ++stats_.recycled;
-      }
-    }
-    std::vector<std::unique_ptr<Slot>> more = CollectLocked();
-    for (auto& m : more) unused.push_back(std::move(m));
-  }
+  for (auto& more : MeasureMemory()) unused.push_back(std::move(more));
   // `unused` goes out of scope here: browsers are closed without the lock held.
+}
+
+std::vector<std::unique_ptr<BrowserPool::Slot>> BrowserPool::MeasureMemory() {
+  constexpr int64_t kEveryNs = 1'000'000'000;
+  int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  int64_t due = next_measure_ns_.load();
+  if (now < due || !next_measure_ns_.compare_exchange_strong(due, now + kEveryNs)) return {};
+  std::vector<pid_t> groups;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& slot : slots_) groups.push_back(slot->browser->pid());
+  }
+  std::map<pid_t, int64_t> rss = GroupResidentBytes(groups);
+  std::lock_guard lock(mu_);
+  stats_.browsers_rss_bytes = 0;
+  for (const auto& [group, bytes] : rss) stats_.browsers_rss_bytes += bytes;
+  if (options_.rss_limit_bytes <= 0) return {};
+  // Found again by their processes: slots may have gone meanwhile. A browser that has
+  // made no capture yet is kept: its replacement would start just as big.
+  for (const auto& slot : slots_) {
+    auto it = rss.find(slot->browser->pid());
+    if (!slot->retiring && slot->done > 0 && it != rss.end() &&
+        it->second > options_.rss_limit_bytes) {
+      slot->retiring = true;
+      ++stats_.recycled;
+    }
+  }
+  return CollectLocked();
 }
 
 std::vector<std::unique_ptr<BrowserPool::Slot>> BrowserPool::CollectLocked() {
@@ -118,15 +139,9 @@ bool BrowserPool::Ready() const {
 }
 
 PoolStats BrowserPool::Stats() const {
-  std::vector<pid_t> groups;
-  PoolStats stats;
-  {
-    std::lock_guard lock(mu_);
-    stats = stats_;
-    stats.browsers = static_cast<int>(slots_.size());
-    for (const auto& slot : slots_) groups.push_back(slot->browser->pid());
-  }
-  for (const auto& [group, bytes] : GroupResidentBytes(groups)) stats.browsers_rss_bytes += bytes;
+  std::lock_guard lock(mu_);
+  PoolStats stats = stats_;
+  stats.browsers = static_cast<int>(slots_.size());
   return stats;
 }
 

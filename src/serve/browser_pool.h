@@ -9,6 +9,7 @@
 #define PAGEREEL_SERVE_BROWSER_POOL_H_
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -31,6 +32,8 @@ struct PoolStats {
   int64_t launched = 0;
   int64_t crashed = 0;      // Replaced because they died.
   int64_t recycled = 0;     // Retired for age or memory.
+  // Of every browser's process tree, as measured after the latest capture (at most once a
+  // second: a walk of /proc, which Stats() must not do on the HTTP thread).
   int64_t browsers_rss_bytes = 0;
 };
 
@@ -51,7 +54,8 @@ class BrowserPool {
 
   // True when a browser is running and healthy (for /readyz).
   bool Ready() const;
-  PoolStats Stats() const;
+  PoolStats Stats() const;  // Cheap: no /proc walk.
+
 
   // Kills every browser now (shutdown after the grace period).
   void KillAll();
@@ -69,11 +73,15 @@ class BrowserPool {
   Result<Slot*> LaunchLocked();
   // Retires dead browsers; returns slots nobody uses any more, to be destroyed unlocked.
   std::vector<std::unique_ptr<Slot>> CollectLocked();
+  // Measures the browsers' memory (one /proc walk, without the lock) and retires those
+  // over the limit; returns slots to destroy. At most once a second; call unlocked.
+  std::vector<std::unique_ptr<Slot>> MeasureMemory();
 
   const PoolOptions options_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Slot>> slots_;  // Guarded by mu_.
   PoolStats stats_;                           // Guarded by mu_.
+  std::atomic<int64_t> next_measure_ns_{0};   // Steady clock; claimed by one thread.
 };
 
 class BrowserPool::Lease {

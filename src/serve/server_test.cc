@@ -53,6 +53,7 @@ class ServeTest : public ::testing::Test {
       logs_.push_back(json::parse(line));
     };
     options.token = token_;
+    options.pool.rss_limit_bytes = rss_limit_bytes_;
     options.resolve = resolve_;
     // The test pages are on loopback, which the egress policy refuses unless allowed.
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
@@ -80,6 +81,7 @@ class ServeTest : public ::testing::Test {
 
   std::string token_;
   std::vector<std::string> resolve_;
+  int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
   std::mutex log_mu_;
@@ -333,6 +335,22 @@ TEST_F(ServeTest, ABrowserCrashFailsOnlyItsCaptures) {
   Reply next = Fetch(port_, http::verb::post, "/v1/screenshot", "<p>next</p>", "text/html");
   EXPECT_EQ(next.status, 200) << next.body;
   EXPECT_EQ(Status()["browser_restarts"]["crash"], 1);
+}
+
+TEST_F(ServeTest, ABrowserOverItsMemoryLimitIsReplacedWithoutFailingCaptures) {
+  rss_limit_bytes_ = 1;  // Every browser is over it once it has made a capture.
+  StartServer(/*browsers=*/1, /*per_browser=*/2);
+  for (int i = 0; i < 3; ++i) {
+    Reply r = Fetch(port_, http::verb::post, "/v1/screenshot?width=64&height=64",
+                    "<p>" + std::to_string(i) + "</p>", "text/html");
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::this_thread::sleep_for(milliseconds(1100));  // The pool measures at most once a second.
+  }
+  json status = Status();
+  EXPECT_GE(status["browser_restarts"]["recycle"].get<int>(), 2);
+  EXPECT_EQ(status["browser_restarts"]["crash"], 0);
+  EXPECT_GT(status["resident_memory_bytes"]["browsers"].get<int64_t>(), 0);
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
 }
 
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
