@@ -2,15 +2,22 @@
 
 extern "C" {
 #include <libavutil/error.h>
+#include <libavutil/log.h>
 }
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 
 namespace pagereel::encode {
 
 namespace fs = std::filesystem;
+
+void QuietenLibav() {
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+}
 
 Status AvError(std::string_view context, int err) {
   char text[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -48,23 +55,56 @@ std::vector<uint8_t> PackRgba(const uint8_t* data, int width, int height, int st
 }
 
 void FormatContextFree::operator()(AVFormatContext* f) const {
-  if (f->pb != nullptr && !(f->oformat->flags & AVFMT_NOFILE)) avio_closep(&f->pb);
+  // A custom (memory) AVIOContext belongs to its AvOutput, not to the format.
+  if (f->pb != nullptr && !(f->oformat->flags & AVFMT_NOFILE) &&
+      !(f->flags & AVFMT_FLAG_CUSTOM_IO)) {
+    avio_closep(&f->pb);
+  }
   avformat_free_context(f);
 }
 
-AvOutput::AvOutput(fs::path target) : target_(std::move(target)), partial_(PartialPath(target_)) {}
+AvOutput::AvOutput(Sink sink, std::function<bool()> should_stop)
+    : sink_(std::move(sink)),
+      should_stop_(std::move(should_stop)),
+      write_path_(sink_.kind == Sink::Kind::kFile ? PartialPath(sink_.target).string()
+                                                  : sink_.target) {}
 
 AvOutput::~AvOutput() {
-  if (!finished_) {
-    format_.reset();  // Closes the file before it is removed.
-    std::error_code ec;
-    fs::remove(partial_, ec);
+  const bool remove = !finished_ && sink_.kind == Sink::Kind::kFile;
+  format_.reset();  // Closes the file before it is removed.
+  if (memory_io_ != nullptr) {
+    av_freep(&memory_io_->buffer);
+    avio_context_free(&memory_io_);
   }
+  if (remove) {
+    std::error_code ec;
+    fs::remove(write_path_, ec);
+  }
+}
+
+int AvOutput::WriteToMemory(void* opaque, uint8_t* data, int size) {
+  auto* self = static_cast<AvOutput*>(opaque);
+  if (!self->memory_status_.ok()) return AVERROR(EIO);
+  self->memory_status_ = self->sink_.write(std::span<const uint8_t>(data, static_cast<size_t>(size)));
+  if (!self->memory_status_.ok()) return AVERROR(EIO);
+  self->memory_bytes_ += size;
+  return size;
+}
+
+int AvOutput::Interrupted(void* opaque) {
+  auto* self = static_cast<AvOutput*>(opaque);
+  return self->should_stop_ && self->should_stop_() ? 1 : 0;
+}
+
+int64_t AvOutput::bytes_written() const {
+  if (sink_.kind == Sink::Kind::kMemory) return memory_bytes_;
+  if (!format_ || format_->pb == nullptr) return 0;
+  return avio_tell(format_->pb);
 }
 
 Status AvOutput::Open(const char* format_name, const char* codec_name,
                       const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
-                      AVDictionary** muxer_options) {
+                      AVDictionary** muxer_options, AVDictionary** protocol_options) {
   const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
   if (codec == nullptr) {
     return NotFoundError(std::string("this FFmpeg has no ") + codec_name +
@@ -72,9 +112,15 @@ Status AvOutput::Open(const char* format_name, const char* codec_name,
                          "libavcodec-dev)");
   }
   AVFormatContext* fmt = nullptr;
-  int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, partial_.c_str());
+  int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, write_path_.c_str());
   if (err < 0) return AvError("setting up the " + std::string(format_name) + " muxer", err);
   format_.reset(fmt);
+  format_->interrupt_callback = AVIOInterruptCB{&AvOutput::Interrupted, this};
+  if (sink_.kind == Sink::Kind::kGrowingFile || sink_.kind == Sink::Kind::kUrl) {
+    // Each packet reaches the kernel as it is muxed: a live recording is playable up to its
+    // last packet if the process dies, and a peer gets frames without buffering delay.
+    format_->flags |= AVFMT_FLAG_FLUSH_PACKETS;
+  }
 
   codec_.reset(avcodec_alloc_context3(codec));
   if (format_->oformat->flags & AVFMT_GLOBALHEADER) {
@@ -93,10 +139,33 @@ Status AvOutput::Open(const char* format_name, const char* codec_name,
   err = avcodec_parameters_from_context(stream_->codecpar, codec_.get());
   if (err < 0) return AvError("copying encoder parameters", err);
 
-  err = avio_open(&format_->pb, partial_.c_str(), AVIO_FLAG_WRITE);
-  if (err < 0) return AvError("creating " + partial_.string(), err);
+  if (!(format_->oformat->flags & AVFMT_NOFILE)) {
+    if (sink_.kind == Sink::Kind::kMemory) {
+      constexpr int kBufferSize = 64 * 1024;
+      auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
+      if (buffer == nullptr) return ResourceExhaustedError("no memory for an output buffer");
+      memory_io_ = avio_alloc_context(buffer, kBufferSize, 1, this, nullptr,
+                                      &AvOutput::WriteToMemory, nullptr);
+      if (memory_io_ == nullptr) {
+        av_free(buffer);
+        return ResourceExhaustedError("no memory for an output buffer");
+      }
+      format_->pb = memory_io_;
+      format_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    } else {
+      err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
+                       &format_->interrupt_callback, protocol_options);
+      if (err < 0) {
+        return AvError((sink_.kind == Sink::Kind::kUrl ? "connecting to " : "creating ") +
+                           write_path_, err);
+      }
+    }
+  }
   err = avformat_write_header(format_.get(), muxer_options);
-  if (err < 0) return AvError("writing the header of " + partial_.string(), err);
+  if (err < 0) {
+    if (!memory_status_.ok()) return memory_status_;
+    return AvError("writing the header of " + write_path_, err);
+  }
   packet_.reset(av_packet_alloc());
   return Status::Ok();
 }
@@ -111,17 +180,28 @@ Status AvOutput::Send(AVFrame* frame) {
     av_packet_rescale_ts(packet_.get(), codec_->time_base, stream_->time_base);
     packet_->stream_index = stream_->index;
     err = av_interleaved_write_frame(format_.get(), packet_.get());
-    if (err < 0) return AvError("writing " + partial_.string(), err);
+    if (err < 0) {
+      if (!memory_status_.ok()) return memory_status_;
+      return AvError("writing " + write_path_, err);
+    }
   }
 }
 
 Status AvOutput::Finish() {
   PR_RETURN_IF_ERROR(Send(nullptr));
   int err = av_write_trailer(format_.get());
-  if (err < 0) return AvError("finishing " + partial_.string(), err);
-  err = avio_closep(&format_->pb);
-  if (err < 0) return AvError("closing " + partial_.string(), err);
-  PR_RETURN_IF_ERROR(RenameIntoPlace(partial_, target_));
+  if (err < 0) {
+    if (!memory_status_.ok()) return memory_status_;
+    return AvError("finishing " + write_path_, err);
+  }
+  if (memory_io_ != nullptr) {
+    avio_flush(memory_io_);
+    if (!memory_status_.ok()) return memory_status_;
+  } else if (!(format_->oformat->flags & AVFMT_NOFILE)) {
+    err = avio_closep(&format_->pb);
+    if (err < 0) return AvError("closing " + write_path_, err);
+  }
+  if (sink_.kind == Sink::Kind::kFile) PR_RETURN_IF_ERROR(RenameIntoPlace(write_path_, sink_.target));
   finished_ = true;
   return Status::Ok();
 }

@@ -18,8 +18,14 @@ extern "C" {
 #include <vector>
 
 #include "base/status.h"
+#include "encode/stream.h"
 
 namespace pagereel::encode {
+
+// Keeps libav's informational chatter (x264's settings, muxer notes) from our users' terminals;
+// real errors come back as return codes and become Status messages. Any thread, any number
+// of times.
+void QuietenLibav();
 
 // FFmpeg's error codes as a Status, converted once here (ENOSPC is kResourceExhausted).
 Status AvError(std::string_view context, int err);
@@ -50,31 +56,42 @@ struct FormatContextFree {
 
 using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
 
-// One encoded video stream written to `target` through a partial file: Open() sets up the
-// muxer, lets `configure` fill in the codec context, opens the codec and writes the
-// header; Send() encodes frames; Finish() flushes, writes the trailer and renames the file
-// into place. Destroyed unfinished, it removes the partial file.
+// One encoded video stream written to a sink: Open() sets up the muxer, lets `configure`
+// fill in the codec context, opens the codec and the sink and writes the header; Send()
+// encodes frames; Finish() flushes, writes the trailer and, for a kFile sink, renames the
+// partial file into place. Destroyed unfinished, a kFile sink's partial file is removed;
+// other sinks keep what they were sent (a growing file stays playable as far as it got).
 class AvOutput {
  public:
-  explicit AvOutput(std::filesystem::path target);
+  explicit AvOutput(Sink sink, std::function<bool()> should_stop = nullptr);
   ~AvOutput();
 
   Status Open(const char* format_name, const char* codec_name,
               const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
-              AVDictionary** muxer_options);
+              AVDictionary** muxer_options, AVDictionary** protocol_options = nullptr);
   Status Send(AVFrame* frame);  // nullptr flushes.
   Status Finish();
 
   AVCodecContext* codec() { return codec_.get(); }
-  const std::filesystem::path& target() const { return target_; }
+  const std::string& target() const { return sink_.target; }
+  int64_t bytes_written() const;
 
  private:
-  const std::filesystem::path target_;
-  const std::filesystem::path partial_;
+  static int WriteToMemory(void* opaque, uint8_t* data, int size);
+  static int Interrupted(void* opaque);
+  // Where libavformat writes: the partial name for kFile, else the target.
+  const std::string& WritePath() const { return write_path_; }
+
+  const Sink sink_;
+  const std::function<bool()> should_stop_;
+  const std::string write_path_;
   std::unique_ptr<AVFormatContext, FormatContextFree> format_;
   std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
   std::unique_ptr<AVPacket, PacketFree> packet_;
   AVStream* stream_ = nullptr;  // Owned by format_.
+  AVIOContext* memory_io_ = nullptr;  // kMemory: ours, freed after format_.
+  Status memory_status_;  // The first error the memory sink's writer returned.
+  int64_t memory_bytes_ = 0;
   bool finished_ = false;
 };
 

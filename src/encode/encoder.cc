@@ -2,10 +2,8 @@
 
 #include "encode/av_util.h"
 #include "encode/gif_encoder.h"
+#include "encode/stream.h"
 
-extern "C" {
-#include <libavutil/log.h>
-}
 #include <spng.h>
 #include <turbojpeg.h>
 #include <signal.h>
@@ -17,7 +15,6 @@ extern "C" {
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <mutex>
 #include <regex>
 #include <vector>
 
@@ -30,13 +27,6 @@ namespace {
 const char kFormatsHelp[] =
     "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .gif, or an image sequence pattern such as "
     "frames/%05d.png or frames/%05d.jpg";
-
-Status CheckSize(const RgbaView& view, int width, int height) {
-  if (view.width == width && view.height == height) return Status::Ok();
-  return InternalError("frame of " + std::to_string(view.width) + "x" +
-                       std::to_string(view.height) + " in a film of " + std::to_string(width) +
-                       "x" + std::to_string(height));
-}
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -68,145 +58,44 @@ const std::regex& FrameNumberField() {
   return field;
 }
 
-int CrfForQuality(int quality) {
-  // quality 100 -> CRF 10, 90 -> 14, 50 -> 30, 1 -> 50.
-  return std::clamp(10 + (100 - quality) * 2 / 5, 0, 51);
-}
-
-// A frame in the film encoder's pixel format.
-struct VideoFrame final : PreparedFrame {
-  FramePtr frame;
-};
-
-// Measured in bench/decode_bench.cc: the flags move the cost by under 10 %; accurate
-// rounding keeps flat colours exact.
-constexpr int kSwsFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
-// RGBA to the film's YUV: browser pixels are full-range sRGB, the film BT.709 limited range.
-// The size does not change, so the flags choose only how chroma is subsampled.
-class VideoConverter final : public Converter {
- public:
-  VideoConverter(int width, int height, AVPixelFormat pix_fmt)
-      : width_(width), height_(height), pix_fmt_(pix_fmt) {}
-
-  Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
-    PR_RETURN_IF_ERROR(CheckSize(view, width_, height_));
-    if (!sws_) {
-      sws_.reset(sws_getContext(width_, height_, AV_PIX_FMT_RGBA, width_, height_, pix_fmt_,
-                                kSwsFlags, nullptr, nullptr, nullptr));
-      if (!sws_) return InternalError("could not set up pixel conversion");
-      sws_setColorspaceDetails(sws_.get(), sws_getCoefficients(SWS_CS_ITU709), 1,
-                               sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
-    }
-    auto out = std::make_unique<VideoFrame>();
-    out->frame.reset(av_frame_alloc());
-    AVFrame* f = out->frame.get();
-    f->format = pix_fmt_;
-    f->width = width_;
-    f->height = height_;
-    f->color_primaries = AVCOL_PRI_BT709;
-    f->color_trc = AVCOL_TRC_BT709;
-    f->colorspace = AVCOL_SPC_BT709;
-    f->color_range = AVCOL_RANGE_MPEG;
-    int err = av_frame_get_buffer(f, 0);
-    if (err < 0) return AvError("allocating a frame", err);
-    const uint8_t* src[1] = {view.data};
-    int src_stride[1] = {view.stride};
-    sws_scale(sws_.get(), src, src_stride, 0, height_, f->data, f->linesize);
-    return std::unique_ptr<PreparedFrame>(std::move(out));
-  }
-
- private:
-  const int width_;
-  const int height_;
-  const AVPixelFormat pix_fmt_;
-  std::unique_ptr<SwsContext, SwsFree> sws_;
-};
-
+// A film: one VideoStream into a file that appears only when complete, frames numbered in
+// the order they come.
 class VideoEncoder final : public Encoder {
  public:
-  explicit VideoEncoder(fs::path target) : output_(std::move(target)) {}
-
   Status Init(const EncoderOptions& options, OutputKind kind) {
-    const char* format_name = "mp4";
-    const char* codec_name = "libx264";
-    AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P;
+    StreamSpec spec;
+    spec.sink = Sink{Sink::Kind::kFile, options.path, nullptr};
+    spec.width = options.width;
+    spec.height = options.height;
+    spec.fps = options.fps;
+    spec.alpha = options.alpha;
+    spec.quality = options.quality;
     if (kind == OutputKind::kMov) {
-      format_name = "mov";
-      codec_name = "prores_ks";
-      pix_fmt = options.alpha ? AV_PIX_FMT_YUVA444P10LE : AV_PIX_FMT_YUV422P10LE;
+      spec.container = Container::kMov;
+      spec.codec = Codec::kProRes;
     } else if (kind == OutputKind::kWebm) {
-      format_name = "webm";
-      codec_name = "libvpx-vp9";
-      pix_fmt = options.alpha ? AV_PIX_FMT_YUVA420P : AV_PIX_FMT_YUV420P;
+      spec.container = Container::kWebm;
+      spec.codec = Codec::kVp9;
+    } else {
+      spec.container = Container::kMp4;
+      spec.codec = Codec::kH264;
     }
-    bool subsampled = pix_fmt == AV_PIX_FMT_YUV420P || pix_fmt == AV_PIX_FMT_YUVA420P;
-    if (subsampled && (options.width % 2 != 0 || options.height % 2 != 0)) {
-      return InvalidArgumentError(std::string(codec_name) + " in ." + format_name +
-                                  " needs an even width and height, not " +
-                                  std::to_string(options.width) + "x" +
-                                  std::to_string(options.height));
-    }
-
-    auto configure = [&](AVCodecContext* c, AVDictionary** opts) {
-      c->width = options.width;
-      c->height = options.height;
-      c->time_base = AVRational{static_cast<int>(options.fps.den), static_cast<int>(options.fps.num)};
-      c->framerate = AVRational{static_cast<int>(options.fps.num), static_cast<int>(options.fps.den)};
-      c->pix_fmt = pix_fmt;
-      c->color_primaries = AVCOL_PRI_BT709;
-      c->color_trc = AVCOL_TRC_BT709;
-      c->colorspace = AVCOL_SPC_BT709;
-      c->color_range = AVCOL_RANGE_MPEG;
-      c->gop_size = std::max(1, static_cast<int>(options.fps.num / options.fps.den) * 2);
-      const std::string crf = std::to_string(CrfForQuality(options.quality));
-      if (kind == OutputKind::kMp4) {
-        av_dict_set(opts, "preset", "veryfast", 0);
-        av_dict_set(opts, "crf", crf.c_str(), 0);
-      } else if (kind == OutputKind::kWebm) {
-        av_dict_set(opts, "crf", crf.c_str(), 0);
-        av_dict_set(opts, "b", "0", 0);
-        av_dict_set(opts, "deadline", "good", 0);
-        av_dict_set(opts, "cpu-used", "5", 0);
-        av_dict_set(opts, "row-mt", "1", 0);
-      } else {
-        av_dict_set(opts, "profile", options.alpha ? "4444" : "hq", 0);
-        av_dict_set(opts, "vendor", "apl0", 0);
-      }
-    };
-    AVDictionary* mux_opts = nullptr;
-    if (kind == OutputKind::kMp4 || kind == OutputKind::kMov) {
-      av_dict_set(&mux_opts, "movflags", "+faststart", 0);
-    }
-    Status opened = output_.Open(format_name, codec_name, configure, &mux_opts);
-    av_dict_free(&mux_opts);
-    PR_RETURN_IF_ERROR(opened);
-
-    pix_fmt_ = pix_fmt;
-    width_ = options.width;
-    height_ = options.height;
+    PR_ASSIGN_OR_RETURN(stream_, VideoStream::Open(spec));
     return Status::Ok();
   }
 
-  std::unique_ptr<Converter> NewConverter() const override {
-    return std::make_unique<VideoConverter>(width_, height_, pix_fmt_);
-  }
+  std::unique_ptr<Converter> NewConverter() const override { return stream_->NewConverter(); }
 
   Status WritePrepared(std::unique_ptr<PreparedFrame> prepared) override {
-    auto* frame = dynamic_cast<VideoFrame*>(prepared.get());
-    if (frame == nullptr) return InternalError("a frame prepared for another encoder");
-    frame->frame->pts = next_pts_++;
-    return output_.Send(frame->frame.get());
+    return stream_->Write(std::move(prepared), next_pts_++);
   }
 
-  Status Finish() override { return output_.Finish(); }
+  Status Finish() override { return stream_->Finish(); }
 
-  std::string final_path() const override { return output_.target().string(); }
+  std::string final_path() const override { return stream_->target(); }
 
  private:
-  AvOutput output_;
-  AVPixelFormat pix_fmt_ = AV_PIX_FMT_NONE;
-  int width_ = 0;
-  int height_ = 0;
+  std::unique_ptr<VideoStream> stream_;
   int64_t next_pts_ = 0;
 };
 
@@ -469,10 +358,7 @@ Status Encoder::Write(const RgbaView& frame) {
 }
 
 Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
-  // libav's informational chatter (x264's settings, muxer notes) is not for our users;
-  // real errors come back as return codes and become Status messages.
-  static std::once_flag quiet;
-  std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+  QuietenLibav();
   PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(options.path, options.alpha));
   if (spec.kind == OutputKind::kPngSequence || spec.kind == OutputKind::kJpegSequence) {
     SequenceNames names(options.path);
@@ -495,7 +381,7 @@ Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
     case OutputKind::kMp4:
     case OutputKind::kMov:
     case OutputKind::kWebm: {
-      auto encoder = std::make_unique<VideoEncoder>(options.path);
+      auto encoder = std::make_unique<VideoEncoder>();
       PR_RETURN_IF_ERROR(encoder->Init(options, spec.kind));
       return std::unique_ptr<Encoder>(std::move(encoder));
     }

@@ -22,6 +22,7 @@
 
 #include "base/rational.h"
 #include "base/status.h"
+#include "encode/frame.h"
 
 namespace pagereel::encode {
 
@@ -48,30 +49,6 @@ struct EncoderOptions {
   bool alpha = false;
   // 1 (smallest) to 100 (best); maps to CRF for H.264/VP9 and to JPEG quality.
   int quality = 90;
-};
-
-// A view of one frame's pixels: 8-bit RGBA, `stride` bytes per row.
-struct RgbaView {
-  const uint8_t* data = nullptr;
-  int width = 0;
-  int height = 0;
-  int stride = 0;
-};
-
-// A frame already converted to what its encoder consumes: YUV planes for a film, PNG or
-// JPEG bytes for a sequence. Made on any thread by a Converter.
-class PreparedFrame {
- public:
-  virtual ~PreparedFrame() = default;
-};
-
-// Turns RGBA frames into PreparedFrames for one Encoder, so colour conversion and image
-// compression run on worker threads rather than the encoder's. One Converter per thread;
-// destroy it before its Encoder.
-class Converter {
- public:
-  virtual ~Converter() = default;
-  virtual Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& frame) = 0;
 };
 
 class Encoder {

@@ -129,7 +129,7 @@ class GifEncoder final : public Encoder {
  public:
   explicit GifEncoder(const EncoderOptions& options)
       : options_(options),
-        output_(options.path),
+        output_(Sink{Sink::Kind::kFile, options.path, nullptr}),
         frames_path_(PartialPath(options.path).string() + ".frames") {}
 
   ~GifEncoder() override {
@@ -222,7 +222,7 @@ class GifEncoder final : public Encoder {
     return output_.Finish();
   }
 
-  std::string final_path() const override { return output_.target().string(); }
+  std::string final_path() const override { return output_.target(); }
 
  private:
   Status Drain(Graph& graph) {
