@@ -18,6 +18,7 @@ using Action = std::function<int()>;
 void AddRenderCommand(CLI::App& root, Action& run);
 void AddProbeCommand(CLI::App& root, Action& run);
 void AddServeCommand(CLI::App& root, Action& run);
+void AddLiveCommand(CLI::App& root, Action& run);
 
 }  // namespace pagereel::cli
 

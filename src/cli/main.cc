@@ -11,8 +11,9 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App root{
       "pagereel: turns web pages into frames on a clock.\n"
-      "Render deterministic films of a page, serve captures of pages over HTTP, and measure\n"
-      "the host's frame-clock health. (Live graphics are still to come.)",
+      "Render deterministic films of a page, serve captures of pages over HTTP, put HTML\n"
+      "graphics on air on an engine-owned frame clock, and measure the host's frame-clock\n"
+      "health.",
       "pagereel"};
   root.set_version_flag("--version", "pagereel " PAGEREEL_VERSION);
   root.require_subcommand(1);
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   pagereel::cli::Action run;
   pagereel::cli::AddRenderCommand(root, run);
   pagereel::cli::AddServeCommand(root, run);
+  pagereel::cli::AddLiveCommand(root, run);
   pagereel::cli::AddProbeCommand(root, run);
 
   try {

@@ -98,7 +98,7 @@ int AvOutput::Interrupted(void* opaque) {
 
 int64_t AvOutput::bytes_written() const {
   if (sink_.kind == Sink::Kind::kMemory) return memory_bytes_;
-  if (!format_ || format_->pb == nullptr) return 0;
+  if (!format_ || format_->pb == nullptr) return closed_bytes_;
   return avio_tell(format_->pb);
 }
 
@@ -198,6 +198,7 @@ Status AvOutput::Finish() {
     avio_flush(memory_io_);
     if (!memory_status_.ok()) return memory_status_;
   } else if (!(format_->oformat->flags & AVFMT_NOFILE)) {
+    closed_bytes_ = avio_tell(format_->pb);
     err = avio_closep(&format_->pb);
     if (err < 0) return AvError("closing " + write_path_, err);
   }

@@ -92,6 +92,7 @@ class AvOutput {
   AVIOContext* memory_io_ = nullptr;  // kMemory: ours, freed after format_.
   Status memory_status_;  // The first error the memory sink's writer returned.
   int64_t memory_bytes_ = 0;
+  int64_t closed_bytes_ = 0;  // What the file held when Finish() closed it.
   bool finished_ = false;
 };
 

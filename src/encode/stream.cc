@@ -190,7 +190,7 @@ class StreamImpl final : public VideoStream {
       const std::string crf = std::to_string(CrfForQuality(spec_.quality));
       switch (spec_.codec) {
         case Codec::kH264:
-          av_dict_set(opts, "preset", "veryfast", 0);
+          av_dict_set(opts, "preset", spec_.preset.empty() ? "veryfast" : spec_.preset.c_str(), 0);
           if (spec_.latency == Latency::kLive) {
             // No B-frames and no lookahead: each frame comes out as it goes in, and a
             // keyframe every GOP exactly, so a receiver that joins late starts soon.
@@ -227,9 +227,14 @@ class StreamImpl final : public VideoStream {
     AVDictionary* mux_opts = nullptr;
     switch (spec_.container) {
       case Container::kMp4:
-      case Container::kMov:
-        if (spec_.sink.kind == Sink::Kind::kFile) av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+        av_dict_set(&mux_opts, "movflags", "+faststart", 0);
         break;
+      case Container::kMov:
+        if (spec_.sink.kind == Sink::Kind::kFile) {
+          av_dict_set(&mux_opts, "movflags", "+faststart", 0);
+          break;
+        }
+        [[fallthrough]];  // A growing QuickTime file is fragmented like MP4.
       case Container::kFragmentedMp4:
         // A fragment per keyframe, the header up front with no sample tables: readable as
         // far as the last complete fragment if the writer dies.

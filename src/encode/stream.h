@@ -74,6 +74,8 @@ struct StreamSpec {
   // of buffer). 0: constant quality.
   int bitrate_kbps = 0;
   Latency latency = Latency::kFilm;
+  // x264's speed preset ("ultrafast" ... "veryslow"); empty: veryfast.
+  std::string preset;
   // Frames between keyframes; 0: two seconds.
   int gop_frames = 0;
   // Passed to libavformat when a URL is opened (e.g. {"timeout", "2000000"}), and to the muxer.

@@ -21,23 +21,24 @@ __extension__ using Int128 = __int128;  // GCC and Clang both have it; -Wpedanti
 
 constexpr size_t kMaxExcursions = 100000;
 
-// Applies --cpu and --fifo to the calling thread.
-Status ConfigureThread(const ClockOptions& o) {
-  if (o.cpu) {
+}  // namespace
+
+Status ConfigureClockThread(std::optional<int> cpu, std::optional<int> fifo_priority) {
+  if (cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(*o.cpu, &set);
+    CPU_SET(*cpu, &set);
     if (int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set); err != 0) {
-      return InvalidArgumentError("--cpu " + std::to_string(*o.cpu) +
+      return InvalidArgumentError("--cpu " + std::to_string(*cpu) +
                                   ": cannot pin the clock thread there (" + std::strerror(err) +
                                   "); pick an online CPU this process may use (see 'pagereel probe host')");
     }
   }
-  if (o.fifo_priority) {
+  if (fifo_priority) {
     sched_param param{};
-    param.sched_priority = *o.fifo_priority;
+    param.sched_priority = *fifo_priority;
     if (int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param); err != 0) {
-      const std::string prio = std::to_string(*o.fifo_priority);
+      const std::string prio = std::to_string(*fifo_priority);
       if (err == EPERM) {
         return FailedPreconditionError("--fifo " + prio +
                                        ": not permitted. SCHED_FIFO needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least " +
@@ -51,6 +52,8 @@ Status ConfigureThread(const ClockOptions& o) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   return Status::Ok();
 }
+
+namespace {
 
 std::string DescribeScheduling(const ClockOptions& o) {
   std::string s = o.fifo_priority ? "SCHED_FIFO " + std::to_string(*o.fifo_priority) : "SCHED_OTHER";
@@ -70,7 +73,7 @@ struct ClockThreadResult {
 void ClockLoop(const ClockOptions& o, const ClockHooks& hooks, TickClock& clock, Rational period,
                int64_t expected, std::atomic<int64_t>& start_out, ClockThreadResult& out) {
   SetCurrentThreadName("pr-clock");
-  out.status = ConfigureThread(o);
+  out.status = ConfigureClockThread(o.cpu, o.fifo_priority);
   if (!out.status.ok()) {
     start_out.store(-1);
     return;

@@ -69,6 +69,11 @@ struct ClockReport {
   std::string timer_cpu_note;         // Why timer_cpus is empty, when it is.
 };
 
+// Pins the calling thread to `cpu` and gives it SCHED_FIFO at `fifo_priority` where asked,
+// and a 1 ns timer slack. kInvalidArgument for a CPU it cannot run on, kFailedPrecondition
+// when SCHED_FIFO is not permitted (the message says which right is missing).
+Status ConfigureClockThread(std::optional<int> cpu, std::optional<int> fifo_priority);
+
 // Checks the options before any waiting: positive rate and duration, threshold, priority.
 Status ValidateClockOptions(const ClockOptions& options);
 

@@ -1,0 +1,250 @@
+#include "app/live_app.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "app/render_app.h"
+#include "live/engine.h"
+
+namespace pagereel::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop = true; }
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void PrintStatusLine(const live::ShowStatus& st) {
+  std::string line = "[" + std::to_string(static_cast<int64_t>(st.seconds)) + " s] ticks " +
+                     std::to_string(st.clock.ticks) + ", late " + std::to_string(st.clock.late);
+  for (const live::SourceStatus& s : st.sources) {
+    line += "; " + s.id + " " + std::to_string(s.frames) + " new, " + std::to_string(s.repeated) +
+            " repeated";
+    if (s.restarts > 0) line += ", " + std::to_string(s.restarts) + " restarts";
+  }
+  for (const live::OutputStatus& o : st.outputs) {
+    line += "; " + o.id + " " + std::to_string(o.frames) + " frames";
+    if (o.dropped > 0) line += ", " + std::to_string(o.dropped) + " dropped";
+    if (!o.connected) line += " (not connected)";
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+void PrintSummary(const live::ShowStatus& st) {
+  std::fprintf(stderr, "\nshow ended after %lld ticks (%.1f s)\n",
+               static_cast<long long>(st.clock.ticks), st.seconds);
+  std::fprintf(stderr,
+               "  clock: %s; %lld late ticks; phase p50 %.0f us, p99 %.0f us, max %.0f us; "
+               "compositing p50 %.2f ms, p99 %.2f ms\n",
+               st.clock.scheduling.c_str(), static_cast<long long>(st.clock.late),
+               st.clock.phase_p50_us, st.clock.phase_p99_us, st.clock.phase_max_us,
+               st.clock.mix_p50_us / 1000, st.clock.mix_p99_us / 1000);
+  for (const live::SourceStatus& s : st.sources) {
+    std::fprintf(stderr,
+                 "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s), %lld repeated, "
+                 "%lld discarded, %lld ticks skipped, %lld restarts, arrival %.1f ms after its "
+                 "tick; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
+                 s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps,
+                 static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
+                 static_cast<long long>(s.skipped), static_cast<long long>(s.restarts), s.arrival_ms,
+                 s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+    if (!s.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", s.last_error.c_str());
+  }
+  for (const live::OutputStatus& o : st.outputs) {
+    std::fprintf(stderr, "  output %s -> %s: %lld frames, %lld dropped, %lld reconnects, %.0f kb/s\n",
+                 o.id.c_str(), o.target.c_str(), static_cast<long long>(o.frames),
+                 static_cast<long long>(o.dropped), static_cast<long long>(o.reconnects),
+                 o.bitrate_kbps);
+    if (!o.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", o.last_error.c_str());
+  }
+}
+
+}  // namespace
+
+Result<live::OutputSpec> OutputForDestination(const std::string& destination, const std::string& codec_name) {
+  using encode::Container;
+  using encode::Sink;
+  live::OutputSpec out;
+  out.id = destination;
+  encode::StreamSpec& s = out.stream;
+  const std::string lower = Lower(destination);
+  const std::string codec = Lower(codec_name);
+  if (codec == "h264" || codec == "h.264") {
+    s.codec = encode::Codec::kH264;
+  } else if (codec == "prores") {
+    s.codec = encode::Codec::kProRes;
+  } else if (codec == "ffv1") {
+    s.codec = encode::Codec::kFfv1;
+  } else {
+    return InvalidArgumentError("codec '" + codec_name + "' for " + destination +
+                                ": use h264, prores or ffv1");
+  }
+  auto url = [&](Container container) {
+    s.container = container;
+    s.sink = Sink{Sink::Kind::kUrl, destination, nullptr};
+  };
+  if (lower.rfind("udp://", 0) == 0) {
+    url(Container::kMpegTs);
+    // Seven transport packets per datagram, as receivers expect.
+    if (destination.find("pkt_size") == std::string::npos) {
+      s.sink.target += destination.find('?') == std::string::npos ? "?pkt_size=1316" : "&pkt_size=1316";
+    }
+  } else if (lower.rfind("srt://", 0) == 0) {
+    url(Container::kMpegTs);
+  } else if (lower.rfind("rtmp://", 0) == 0) {
+    url(Container::kFlv);
+  } else if (lower.find("://") != std::string::npos) {
+    return InvalidArgumentError("output '" + destination +
+                                "': pagereel live sends to udp://, srt:// and rtmp:// URLs, or "
+                                "writes a file (.mp4, .mkv, .ts, .mov) or HLS (.m3u8)");
+  } else {
+    s.sink = Sink{Sink::Kind::kGrowingFile, destination, nullptr};
+    if (EndsWith(lower, ".m3u8")) {
+      s.container = Container::kHls;
+    } else if (EndsWith(lower, ".mp4")) {
+      s.container = Container::kFragmentedMp4;
+    } else if (EndsWith(lower, ".mkv")) {
+      s.container = Container::kMatroska;
+    } else if (EndsWith(lower, ".ts")) {
+      s.container = Container::kMpegTs;
+    } else if (EndsWith(lower, ".mov")) {
+      s.container = Container::kMov;
+    } else {
+      return InvalidArgumentError("output '" + destination +
+                                  "': name a file ending in .mp4 (fragmented, playable while it "
+                                  "is written), .mkv, .ts or .mov, an .m3u8 playlist, or a "
+                                  "udp://, srt:// or rtmp:// URL");
+    }
+    fs::path folder = fs::path(destination).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !fs::is_directory(folder, ec)) {
+      return InvalidArgumentError("output '" + destination + "': folder '" + folder.string() +
+                                  "' does not exist");
+    }
+  }
+  if (s.codec != encode::Codec::kH264 && s.container != Container::kMatroska &&
+      s.container != Container::kMov) {
+    return InvalidArgumentError("output '" + destination + "': " + codec_name +
+                                " goes in a .mkv or .mov file");
+  }
+  return out;
+}
+
+Result<live::ShowSpec> ShowFromFlags(const LiveRequest& request) {
+  live::ShowSpec show;
+  if (request.sources.empty()) {
+    return InvalidArgumentError("no sources: give a show file, or --source PAGE (one or more)");
+  }
+  if (request.outputs.empty()) {
+    return InvalidArgumentError("no outputs: give --output with a file (.mp4, .mkv, .ts), an "
+                                ".m3u8 playlist or a udp://, srt:// or rtmp:// URL");
+  }
+  PR_ASSIGN_OR_RETURN(auto size, ParseSize(request.size));
+  show.width = size.first;
+  show.height = size.second;
+  PR_ASSIGN_OR_RETURN(show.fps, ParseFrameRate(request.fps));
+  for (size_t i = 0; i < request.sources.size(); ++i) {
+    Result<std::string> url = InputToUrl(request.sources[i]);
+    if (!url.ok()) return InvalidArgumentError("--source: " + std::string(url.status().message()));
+    live::SourceSpec source;
+    source.id = "source" + std::to_string(i + 1);
+    source.url = *url;
+    source.transparent = i > 0;  // Layers above the first are overlays.
+    show.sources.push_back(source);
+  }
+  for (size_t i = 0; i < request.outputs.size(); ++i) {
+    PR_ASSIGN_OR_RETURN(live::OutputSpec out, OutputForDestination(request.outputs[i]));
+    out.id = "output" + std::to_string(i + 1);
+    show.outputs.push_back(std::move(out));
+  }
+  return show;
+}
+
+int RunLive(const LiveRequest& request) {
+  Result<live::ShowSpec> loaded =
+      request.show_file.empty() ? ShowFromFlags(request) : LoadShowFile(request.show_file);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "pagereel live: %s\n", std::string(loaded.status().message()).c_str());
+    return 2;
+  }
+  live::ShowSpec show = std::move(loaded).value();
+  if (request.fifo_priority) show.clock.fifo_priority = request.fifo_priority;
+  if (request.cpu) show.clock.cpu = request.cpu;
+  if (request.no_stagger) show.clock.stagger = false;
+  if (request.late_threshold_us) {
+    show.clock.late_threshold =
+        std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*request.late_threshold_us * 1000)));
+  }
+  if (!request.as_run_log.empty()) show.as_run_log = request.as_run_log;
+  if (request.duration_seconds < 0 || !std::isfinite(request.duration_seconds)) {
+    std::fprintf(stderr, "pagereel live: --duration must be a positive number of seconds\n");
+    return 2;
+  }
+  if (Status valid = live::ValidateShow(show); !valid.ok()) {
+    std::fprintf(stderr, "pagereel live: %s\n", std::string(valid.message()).c_str());
+    return 2;
+  }
+
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+
+  std::fprintf(stderr, "pagereel live: starting %zu sources and %zu outputs at %dx%d, %s fps\n",
+               show.sources.size(), show.outputs.size(), show.width, show.height,
+               show.fps.ToString().c_str());
+  Result<std::unique_ptr<live::Engine>> engine = live::Engine::Start(show);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "pagereel live: %s\n", std::string(engine.status().message()).c_str());
+    return engine.status().code() == StatusCode::kInvalidArgument ||
+                   engine.status().code() == StatusCode::kFailedPrecondition
+               ? 2
+               : 1;
+  }
+  const int64_t ticks =
+      request.duration_seconds > 0
+          ? static_cast<int64_t>(std::floor(request.duration_seconds * show.fps.ToDouble() + 1e-9))
+          : 0;
+  std::fprintf(stderr, "pagereel live: on air%s; Ctrl-C or SIGTERM ends the show\n",
+               ticks > 0 ? (" for " + std::to_string(ticks) + " ticks").c_str() : "");
+  std::atomic<bool> done{false};
+  std::jthread reporter([&] {
+    if (request.status_every_seconds <= 0) return;
+    auto next = std::chrono::steady_clock::now();
+    while (!done) {
+      next += std::chrono::milliseconds(static_cast<int64_t>(request.status_every_seconds * 1000));
+      while (!done && std::chrono::steady_clock::now() < next) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!done) PrintStatusLine((*engine)->CurrentStatus());
+    }
+  });
+  Status ran = (*engine)->Run(ticks, &g_stop);
+  done = true;
+  reporter.join();
+  PrintSummary((*engine)->CurrentStatus());
+  if (!ran.ok()) {
+    std::fprintf(stderr, "pagereel live: %s\n", std::string(ran.message()).c_str());
+    return ran.code() == StatusCode::kInvalidArgument || ran.code() == StatusCode::kFailedPrecondition ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace pagereel::app

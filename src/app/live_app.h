@@ -1,0 +1,51 @@
+// `pagereel live`: a show from a show file (TOML or JSON) or from command-line flags, run
+// until SIGTERM/SIGINT or for a duration, with a status line on stderr as it runs and a
+// summary at the end.
+#ifndef PAGEREEL_APP_LIVE_APP_H_
+#define PAGEREEL_APP_LIVE_APP_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "live/show.h"
+
+namespace pagereel::app {
+
+struct LiveRequest {
+  std::string show_file;             // Empty: the show comes from the flags below.
+  std::vector<std::string> sources;  // Pages, full frame, bottom layer first.
+  std::vector<std::string> outputs;  // Files or URLs.
+  std::string size = "1280x720";
+  std::string fps = "25";
+  double duration_seconds = 0;       // 0: until SIGTERM or SIGINT.
+  // Clock settings; they override the show file's.
+  std::optional<int> fifo_priority;
+  std::optional<int> cpu;
+  bool no_stagger = false;
+  std::optional<double> late_threshold_us;
+  std::string as_run_log;
+  double status_every_seconds = 5;   // A status line on stderr; 0: none.
+};
+
+// Runs the show; returns the exit code (0 ended as asked, 1 failed, 2 bad input).
+int RunLive(const LiveRequest& request);
+
+// The show the flags describe: each source full frame (the first opaque, the others
+// transparent overlays), each output by its destination.
+Result<live::ShowSpec> ShowFromFlags(const LiveRequest& request);
+
+// Reads a show file: TOML (Debian's toml++), or JSON when it ends in .json. Unknown keys,
+// wrong types and bad values are refused with the file, line (TOML) and key.
+Result<live::ShowSpec> LoadShowFile(const std::string& path);
+
+// An output for a destination: udp://, srt:// (MPEG-TS), rtmp:// (FLV), a .m3u8 path (HLS),
+// or a file: .mp4 (fragmented), .mkv, .ts. H.264 unless `codec` says prores or ffv1 (files
+// in .mkv or .mov only).
+Result<live::OutputSpec> OutputForDestination(const std::string& destination,
+                                              const std::string& codec = "h264");
+
+}  // namespace pagereel::app
+
+#endif  // PAGEREEL_APP_LIVE_APP_H_

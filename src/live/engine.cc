@@ -1,0 +1,751 @@
+#include "live/engine.h"
+
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "base/bounded_queue.h"
+#include "base/thread.h"
+#include "browser/browser.h"
+#include "capture/image.h"
+#include "capture/live_page.h"
+#include "live/compositor.h"
+#include "live/frame_slot.h"
+#include "probe/clock_probe.h"
+
+namespace pagereel::live {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// The longest one beginFrame may take before the source's browser is judged hung and
+// replaced. A healthy 1080p frame takes 30-80 ms here (DESIGN.md).
+constexpr milliseconds kHangTimeout{3'000};
+// Waits between attempts to relaunch a browser or reopen an output: doubled each time.
+constexpr milliseconds kFirstBackoff{250};
+constexpr milliseconds kMaxBackoff{5'000};
+// The clock thread's niceness when no real-time priority is asked for.
+constexpr int kClockNice = -10;
+
+int64_t RealtimeMs() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+std::string UtcStamp() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  std::tm tm{};
+  ::gmtime_r(&ts.tv_sec, &tm);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1'000'000);
+  return text;
+}
+
+// Microsecond-resolution histogram of durations up to 100 ms (the rest in one overflow
+// bucket), for quantiles of the clock phase and the compositing time over a whole show
+// without keeping every sample. Any thread (a mutex inside).
+class MicrosHistogram {
+ public:
+  void Add(int64_t ns) {
+    const int64_t us = std::max<int64_t>(0, ns / 1000);
+    std::lock_guard lock(mu_);
+    counts_[static_cast<size_t>(std::min<int64_t>(us, kBuckets - 1))]++;
+    total_++;
+    max_us_ = std::max(max_us_, static_cast<double>(ns) / 1000.0);
+  }
+  // q in [0, 1]: the smallest bucket at or above which a fraction q of the values lie.
+  double Quantile(double q) const {
+    std::lock_guard lock(mu_);
+    if (total_ == 0) return 0;
+    const auto rank = static_cast<int64_t>(std::ceil(q * static_cast<double>(total_)));
+    int64_t seen = 0;
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      seen += counts_[i];
+      if (seen >= std::max<int64_t>(rank, 1)) return static_cast<double>(i);
+    }
+    return max_us_;
+  }
+  double Max() const {
+    std::lock_guard lock(mu_);
+    return max_us_;
+  }
+
+ private:
+  static constexpr int64_t kBuckets = 100'000;
+  mutable std::mutex mu_;
+  std::vector<int64_t> counts_ = std::vector<int64_t>(kBuckets, 0);
+  int64_t total_ = 0;
+  double max_us_ = 0;
+};
+
+// The as-run log: one line per event, with the wall time and the tick it took effect on.
+class AsRunLog {
+ public:
+  explicit AsRunLog(const std::string& path) {
+    if (!path.empty()) file_ = std::fopen(path.c_str(), "a");
+  }
+  ~AsRunLog() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  bool ok() const { return file_ != nullptr; }
+  void Line(int64_t tick, const std::string& text) {
+    if (file_ == nullptr) return;
+    std::lock_guard lock(mu_);
+    std::fprintf(file_, "%s tick=%lld %s\n", UtcStamp().c_str(), static_cast<long long>(tick),
+                 text.c_str());
+    std::fflush(file_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::FILE* file_ = nullptr;
+};
+
+struct Tick {
+  int64_t index;
+  std::shared_ptr<const Picture> picture;
+};
+
+}  // namespace
+
+// One source: its place in the show, its latest-frame slot and its counters.
+struct Source {
+  SourceSpec spec;
+  int worker = 0;
+  Rational phase;
+  FrameSlot slot;
+  std::atomic<int64_t> frames{0};
+  std::atomic<int64_t> skipped{0};
+  std::atomic<int64_t> restarts{0};
+  std::atomic<int64_t> last_paint_ms{0};
+  std::atomic<bool> has_picture{false};
+  std::atomic<int> browser_pid{0};
+  MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
+  MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
+
+  // Visibility as the compositor applies it: the opacity multiplier moves towards `target`
+  // by `step` each tick (a fade), or jumps (a cut). Guarded by mu.
+  std::mutex mu;
+  double level = 1;
+  double target = 1;
+  double step = 1;
+  std::string last_error;
+};
+
+// One output: its queue, thread and counters.
+struct Output {
+  OutputSpec spec;
+  std::unique_ptr<BoundedQueue<Tick>> queue;
+  std::atomic<int64_t> frames{0};
+  std::atomic<int64_t> dropped{0};
+  std::atomic<int64_t> bytes{0};
+  std::atomic<int64_t> reconnects{0};
+  std::atomic<bool> connected{false};
+  std::mutex mu;
+  std::string last_error;  // Guarded by mu.
+  Status final_status;     // Set by the output's thread when it ends.
+  // Files are opened by Start(); URLs by the output's thread (an SRT listener waits there).
+  std::unique_ptr<encode::VideoStream> stream;
+  std::jthread thread;
+};
+
+class Engine::Impl {
+ public:
+  Impl(const ShowSpec& show, probe::TickClock& clock) : show_(show), clock_(clock), as_run_(show.as_run_log) {
+    period_ns_ = Rational::Make(int64_t{1'000'000'000} * show.fps.den, show.fps.num);
+  }
+
+  ~Impl() { Shutdown(); }
+
+  Status Start();
+  Status Run(int64_t ticks, const std::atomic<bool>* stop);
+  ShowStatus CurrentStatus() const;
+  std::shared_ptr<const Picture> Program() const {
+    std::lock_guard lock(program_mu_);
+    return program_;
+  }
+  Status SetVisible(const std::string& id, bool visible, int fade_frames);
+  Result<std::string> CallSource(const std::string& id, const std::string& expression);
+  Status Navigate(const std::string& id, const std::string& url);
+
+ private:
+  // A browser and the pages of the sources on it.
+  struct Worker {
+    int index = 0;
+    nanoseconds phase_offset{0};
+    std::vector<Source*> sources;
+    // The thread's own; the control calls reach the pages under page_mu.
+    std::mutex page_mu;
+    std::unique_ptr<browser::Browser> browser;
+    std::vector<std::unique_ptr<capture::LivePage>> pages;
+    std::jthread thread;
+  };
+
+  int64_t TickNs(int64_t n) const { return probe::TickDeadlineNs(start_ns_, period_ns_, n); }
+  nanoseconds Period() const { return nanoseconds(period_ns_.num / period_ns_.den); }
+  int64_t CurrentTick() const { return ticks_made_.load(); }
+
+  Status LaunchWorker(Worker& w);
+  void WorkerLoop(Worker& w, std::stop_token stop);
+  Status DrawSources(Worker& w, int64_t n);
+  void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
+  std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
+  void OutputLoop(Output& out);
+  Result<std::unique_ptr<encode::VideoStream>> OpenOutput(Output& out);
+  Worker* WorkerOf(const std::string& id, size_t* page_index);
+  Source* SourceOf(const std::string& id);
+  void Shutdown();
+
+  // Constant after Start().
+  const ShowSpec show_;
+  probe::TickClock& clock_;
+  Rational period_ns_;
+  std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Output>> outputs_;
+  AsRunLog as_run_;
+
+  std::atomic<int64_t> start_ns_{0};  // Monotonic time of tick 0; set before any thread reads it.
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> ticks_made_{0};
+  std::atomic<int64_t> late_{0};
+  MicrosHistogram phase_;
+  MicrosHistogram mix_;
+  mutable std::mutex scheduling_mu_;
+  std::string scheduling_ = "SCHED_OTHER, not pinned";  // Guarded by scheduling_mu_.
+
+
+  mutable std::mutex program_mu_;
+  std::shared_ptr<const Picture> program_;  // Guarded by program_mu_.
+
+};
+
+Status Engine::Impl::LaunchWorker(Worker& w) {
+  browser::LaunchOptions launch;
+  launch.frame_control = browser::FrameControl::kBeginFrame;
+  PR_ASSIGN_OR_RETURN(auto browser, browser::Browser::Launch(launch));
+  std::vector<std::unique_ptr<capture::LivePage>> pages;
+  for (Source* s : w.sources) {
+    capture::LivePageOptions options;
+    options.url = s->spec.url;
+    options.width = s->spec.width > 0 ? s->spec.width : show_.width;
+    options.height = s->spec.height > 0 ? s->spec.height : show_.height;
+    options.alpha = s->spec.transparent;
+    options.timeout = kHangTimeout;
+    options.name = "'" + s->spec.id + "' (" + s->spec.url.substr(0, 80) + ")";
+    PR_ASSIGN_OR_RETURN(auto page, capture::LivePage::Open(*browser, options));
+    pages.push_back(std::move(page));
+  }
+  for (Source* s : w.sources) s->browser_pid = browser->pid();
+  std::lock_guard lock(w.page_mu);
+  w.pages = std::move(pages);
+  w.browser = std::move(browser);
+  return Status::Ok();
+}
+
+Status Engine::Impl::Start() {
+  PR_RETURN_IF_ERROR(ValidateShow(show_));
+  if (!show_.as_run_log.empty() && !as_run_.ok()) {
+    return InvalidArgumentError("cannot open the as-run log " + show_.as_run_log);
+  }
+  // Sources to workers: an explicit worker number groups sources; the rest get their own.
+  std::map<int, Worker*> by_number;
+  int next_free = 0;
+  for (const SourceSpec& spec : show_.sources) {
+    if (spec.worker >= 0) next_free = std::max(next_free, spec.worker + 1);
+  }
+  for (const SourceSpec& spec : show_.sources) {
+    auto source = std::make_unique<Source>();
+    source->spec = spec;
+    source->level = source->target = spec.visible ? 1 : 0;
+    const int number = spec.worker >= 0 ? spec.worker : next_free++;
+    Worker*& w = by_number[number];
+    if (w == nullptr) {
+      workers_.push_back(std::make_unique<Worker>());
+      w = workers_.back().get();
+    }
+    w->sources.push_back(source.get());
+    source->worker = number;
+    sources_.push_back(std::move(source));
+  }
+  // Phases follow the workers' order of appearance, so the first workers get 0 and 1/2.
+  for (size_t k = 0; k < workers_.size(); ++k) {
+    Worker& w = *workers_[k];
+    w.index = static_cast<int>(k);
+    const Rational phase = show_.clock.stagger ? StaggerPhase(w.index) : Rational{0, 1};
+    w.phase_offset = nanoseconds(probe::TickDeadlineNs(0, Rational::Make(period_ns_.num * phase.num, period_ns_.den * phase.den), 1));
+    for (Source* s : w.sources) s->phase = phase;
+    PR_RETURN_IF_ERROR(LaunchWorker(w));
+  }
+  // Wait for the pages to load, so the show starts with pictures where it can.
+  const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
+  for (auto& w : workers_) {
+    for (size_t i = 0; i < w->pages.size(); ++i) {
+      while (!w->pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(20));
+      }
+      if (!w->pages[i]->loaded()) {
+        as_run_.Line(0, "source " + w->sources[i]->spec.id + " had not loaded when the show started");
+      }
+    }
+  }
+  for (const OutputSpec& spec : show_.outputs) {
+    auto out = std::make_unique<Output>();
+    out->spec = spec;
+    encode::StreamSpec& s = out->spec.stream;
+    s.width = show_.width;
+    s.height = show_.height;
+    s.fps = show_.fps;
+    s.latency = encode::Latency::kLive;
+    s.should_stop = [this] { return stopping_.load(); };
+    const int capacity = spec.queue_frames > 0 ? spec.queue_frames
+                                               : std::max(2, static_cast<int>(2 * show_.fps.ToDouble()));
+    out->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
+    if (s.sink.kind != encode::Sink::Kind::kUrl) {
+      auto stream = encode::VideoStream::Open(s);
+      if (!stream.ok()) {
+        return Status(stream.status().code(),
+                      "output " + spec.id + ": " + std::string(stream.status().message()));
+      }
+      out->stream = std::move(stream).value();
+      out->connected = true;
+    }
+    outputs_.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
+Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
+  Status clock_status;
+  start_ns_ = clock_.MonotonicNs() + 20'000'000;  // Time for the threads to get going.
+  for (auto& out : outputs_) {
+    Output* o = out.get();
+    o->thread = std::jthread([this, o] {
+      SetCurrentThreadName("live-out");
+      OutputLoop(*o);
+    });
+  }
+  for (auto& w : workers_) {
+    Worker* wp = w.get();
+    wp->thread = std::jthread([this, wp](std::stop_token st) {
+      SetCurrentThreadName("live-worker-" + std::to_string(wp->index));
+      WorkerLoop(*wp, st);
+    });
+  }
+  as_run_.Line(0, "show started: " + std::to_string(show_.width) + "x" + std::to_string(show_.height) +
+                      " at " + show_.fps.ToString() + " fps, " + std::to_string(sources_.size()) +
+                      " sources on " + std::to_string(workers_.size()) + " workers, " +
+                      std::to_string(outputs_.size()) + " outputs");
+  {
+    std::jthread clock_thread([&] {
+      SetCurrentThreadName("live-clock");
+      ClockLoop(ticks, stop, &clock_status);
+    });
+  }
+  // The clock has stopped: the workers stop, the outputs drain their queues and finish.
+  for (auto& w : workers_) {
+    w->thread.request_stop();
+    if (w->thread.joinable()) w->thread.join();
+  }
+  for (auto& out : outputs_) out->queue->Close();
+  Status result = clock_status;
+  for (auto& out : outputs_) {
+    if (out->thread.joinable()) out->thread.join();
+    if (result.ok() && !out->final_status.ok()) result = out->final_status;
+  }
+  as_run_.Line(ticks_made_.load(), "show ended after " + std::to_string(ticks_made_.load()) + " ticks");
+  return result;
+}
+
+void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status) {
+  *status = probe::ConfigureClockThread(show_.clock.cpu, show_.clock.fifo_priority);
+  if (!status->ok()) return;
+  std::string scheduling = show_.clock.fifo_priority
+                               ? "SCHED_FIFO " + std::to_string(*show_.clock.fifo_priority)
+                               : std::string("SCHED_OTHER");
+  if (!show_.clock.fifo_priority) {
+    // Chromium raises its own display threads (nice -8 where it may), so a clock thread at
+    // nice 0 would wake behind them; it asks for -10 and says when it did not get it.
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), kClockNice) == 0) {
+      scheduling += " nice " + std::to_string(kClockNice);
+    } else {
+      scheduling += " nice 0 (nice " + std::to_string(kClockNice) + " needs CAP_SYS_NICE)";
+    }
+  }
+  scheduling += show_.clock.cpu ? ", pinned to CPU " + std::to_string(*show_.clock.cpu) : ", not pinned";
+  {
+    std::lock_guard lock(scheduling_mu_);
+    scheduling_ = scheduling;
+  }
+  const int64_t threshold = show_.clock.late_threshold.count();
+  for (int64_t n = 0; ticks == 0 || n < ticks; ++n) {
+    if (stop != nullptr && stop->load()) break;
+    const int64_t deadline = TickNs(n);
+    clock_.SleepUntil(deadline);
+    const int64_t woke = clock_.MonotonicNs();
+    const int64_t late = woke - deadline;
+    phase_.Add(late);
+    if (late > threshold) {
+      late_++;
+      as_run_.Line(n, "late tick: woke " + std::to_string(late / 1000) + " us after its instant");
+    }
+    std::shared_ptr<const Picture> program = Mix(n, deadline);
+    mix_.Add(clock_.MonotonicNs() - woke);
+    {
+      std::lock_guard lock(program_mu_);
+      program_ = program;
+    }
+    for (auto& out : outputs_) {
+      if (!out->queue->TryPush(Tick{n, program})) out->dropped++;
+    }
+    ticks_made_ = n + 1;
+  }
+}
+
+std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns) {
+  std::vector<Layer> layers;
+  std::vector<std::shared_ptr<const Picture>> keep;
+  layers.reserve(sources_.size());
+  for (auto& s : sources_) {
+    FrameSlot::Taken taken = s->slot.Take(n, deadline_ns);
+    double level;
+    {
+      std::lock_guard lock(s->mu);
+      if (s->level < s->target) s->level = std::min(s->target, s->level + s->step);
+      if (s->level > s->target) s->level = std::max(s->target, s->level - s->step);
+      level = s->level;
+    }
+    if (!taken.picture || level <= 0) continue;
+    layers.push_back(Layer{taken.picture.get(), s->spec.x, s->spec.y,
+                           static_cast<float>(level * s->spec.opacity)});
+    keep.push_back(std::move(taken.picture));
+  }
+  auto program = std::make_shared<Picture>(show_.width, show_.height);
+  Composite(layers, show_.background, program.get());
+  return program;
+}
+
+void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
+  milliseconds backoff = kFirstBackoff;
+  int64_t retry_at_ns = 0;
+  int64_t n = 0;
+  while (!stop.stop_requested()) {
+    clock_.SleepUntil(TickNs(n) + w.phase_offset.count());
+    if (stop.stop_requested()) break;
+    if (!w.browser) {
+      if (clock_.MonotonicNs() >= retry_at_ns) {
+        Status launched = LaunchWorker(w);
+        if (launched.ok()) {
+          for (Source* s : w.sources) {
+            s->restarts++;
+            s->has_picture = false;
+            as_run_.Line(CurrentTick(), "source " + s->spec.id + " is back (browser restarted)");
+          }
+          backoff = kFirstBackoff;
+        } else {
+          for (Source* s : w.sources) {
+            std::lock_guard lock(s->mu);
+            s->last_error = launched.message();
+          }
+          retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
+          backoff = std::min(backoff * 2, kMaxBackoff);
+        }
+      }
+    } else {
+      Status drawn = DrawSources(w, n);
+      if (!drawn.ok()) {
+        // Crashed or hung: the show keeps the sources' last pictures while a new browser
+        // comes up.
+        for (Source* s : w.sources) {
+          std::lock_guard lock(s->mu);
+          s->last_error = drawn.message();
+        }
+        as_run_.Line(CurrentTick(), "worker " + std::to_string(w.index) + " failed, restarting: " +
+                                        std::string(drawn.message()));
+        for (Source* s : w.sources) s->browser_pid = 0;
+        std::lock_guard lock(w.page_mu);
+        w.pages.clear();
+        w.browser.reset();  // Kills what is left of it.
+      }
+    }
+    // The next tick whose instant (at this worker's phase) is still ahead; the ones passed
+    // meanwhile are skipped, and their ticks repeat the sources' pictures.
+    const int64_t now = clock_.MonotonicNs();
+    int64_t next = n + 1;
+    while (TickNs(next) + w.phase_offset.count() < now) ++next;
+    for (Source* s : w.sources) s->skipped += next - n - 1;
+    n = next;
+  }
+}
+
+Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    Source& s = *w.sources[i];
+    const int64_t began = clock_.MonotonicNs();
+    Result<capture::LiveFrame> frame = [&] {
+      std::lock_guard lock(w.page_mu);
+      return w.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
+    }();
+    const int64_t drawn = clock_.MonotonicNs();
+    s.draw_time.Add(drawn - began);
+    if (!frame.ok()) {
+      if (frame.status().code() == StatusCode::kUnavailable ||
+          frame.status().code() == StatusCode::kDeadlineExceeded) {
+        return frame.status();
+      }
+      std::lock_guard lock(s.mu);
+      s.last_error = frame.status().message();
+      continue;
+    }
+    if (!frame->screenshot) continue;
+    Result<capture::Image> image = capture::DecodeFrame(*frame->screenshot);
+    if (!image.ok()) {
+      std::lock_guard lock(s.mu);
+      s.last_error = image.status().message();
+      continue;
+    }
+    const int width = s.spec.width > 0 ? s.spec.width : show_.width;
+    const int height = s.spec.height > 0 ? s.spec.height : show_.height;
+    Result<Picture> picture =
+        PreparePicture(image->rgba.data(), image->width, image->height, image->width * 4, width, height);
+    if (!picture.ok()) {
+      std::lock_guard lock(s.mu);
+      s.last_error = picture.status().message();
+      continue;
+    }
+    const int64_t arrived = clock_.MonotonicNs();
+    s.prepare_time.Add(arrived - drawn);
+    s.slot.Put(std::make_shared<const Picture>(std::move(picture).value()), arrived, n);
+    s.frames++;
+    s.has_picture = true;
+    s.last_paint_ms = RealtimeMs();
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::OutputLoop(Output& out) {
+  std::unique_ptr<encode::Converter> converter;
+  milliseconds backoff = kFirstBackoff;
+  int64_t retry_at_ns = 0;
+  auto fail = [&](const Status& status, int64_t tick) {
+    {
+      std::lock_guard lock(out.mu);
+      out.last_error = status.message();
+    }
+    as_run_.Line(tick, "output " + out.spec.id + " failed: " + std::string(status.message()));
+    converter.reset();
+    out.stream.reset();
+    out.connected = false;
+    retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  };
+  while (std::optional<Tick> tick = out.queue->Pop()) {
+    if (!out.stream) {
+      if (clock_.MonotonicNs() < retry_at_ns || stopping_) {
+        out.dropped++;
+        continue;
+      }
+      Result<std::unique_ptr<encode::VideoStream>> opened = encode::VideoStream::Open(out.spec.stream);
+      if (!opened.ok()) {
+        fail(opened.status(), tick->index);
+        out.dropped++;
+        continue;
+      }
+      if (out.frames > 0 || out.reconnects > 0 || out.dropped > 0) out.reconnects++;
+      out.stream = std::move(opened).value();
+      out.connected = true;
+      backoff = kFirstBackoff;
+      as_run_.Line(tick->index, "output " + out.spec.id + " connected to " + out.spec.stream.sink.target);
+    }
+    if (!converter) converter = out.stream->NewConverter();
+    const Picture& p = *tick->picture;
+    Result<std::unique_ptr<encode::PreparedFrame>> prepared =
+        converter->Convert(encode::RgbaView{p.pixels.data(), p.width, p.height, p.stride()});
+    Status written = prepared.ok() ? out.stream->Write(std::move(prepared).value(), tick->index)
+                                   : prepared.status();
+    if (!written.ok()) {
+      fail(written, tick->index);
+      out.dropped++;
+      continue;
+    }
+    out.frames++;
+    out.bytes = out.stream->bytes_written();
+  }
+  if (out.stream) {
+    out.final_status = out.stream->Finish();
+    out.bytes = out.stream->bytes_written();
+    if (!out.final_status.ok()) {
+      out.final_status = Status(out.final_status.code(), "output " + out.spec.id + ": " +
+                                                             std::string(out.final_status.message()));
+    }
+  }
+}
+
+ShowStatus Engine::Impl::CurrentStatus() const {
+  ShowStatus st;
+  st.clock.ticks = ticks_made_.load();
+  st.clock.late = late_.load();
+  st.clock.phase_p50_us = phase_.Quantile(0.5);
+  st.clock.phase_p99_us = phase_.Quantile(0.99);
+  st.clock.phase_max_us = phase_.Max();
+  st.clock.mix_p50_us = mix_.Quantile(0.5);
+  st.clock.mix_p99_us = mix_.Quantile(0.99);
+  st.clock.mix_max_us = mix_.Max();
+  {
+    std::lock_guard lock(scheduling_mu_);
+    st.clock.scheduling = scheduling_;
+  }
+  st.seconds = static_cast<double>(st.clock.ticks) / show_.fps.ToDouble();
+  for (const auto& s : sources_) {
+    SourceStatus& ss = st.sources.emplace_back();
+    ss.id = s->spec.id;
+    ss.worker = s->worker;
+    ss.phase = s->phase.ToDouble();
+    const FrameSlotStats slot = s->slot.Stats();
+    ss.frames = s->frames.load();
+    ss.repeated = slot.repeated;
+    ss.discarded = slot.discarded;
+    ss.skipped = s->skipped.load();
+    ss.restarts = s->restarts.load();
+    ss.browser_pid = s->browser_pid.load();
+    ss.draw_p50_ms = s->draw_time.Quantile(0.5) / 1000;
+    ss.draw_p99_ms = s->draw_time.Quantile(0.99) / 1000;
+    ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
+    ss.last_paint_ms = s->last_paint_ms.load();
+    ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
+    ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
+    {
+      std::lock_guard lock(s->mu);
+      ss.visible = s->target > 0;
+      ss.opacity = s->level * s->spec.opacity;
+      ss.last_error = s->last_error;
+    }
+  }
+  for (const auto& o : outputs_) {
+    OutputStatus& os = st.outputs.emplace_back();
+    os.id = o->spec.id;
+    os.target = o->spec.stream.sink.target;
+    os.frames = o->frames.load();
+    os.dropped = o->dropped.load();
+    os.queue_depth = static_cast<int64_t>(o->queue->size());
+    os.bytes = o->bytes.load();
+    os.bitrate_kbps = st.seconds > 0 ? static_cast<double>(os.bytes) * 8 / 1000 / st.seconds : 0;
+    os.reconnects = o->reconnects.load();
+    os.connected = o->connected.load();
+    {
+      std::lock_guard lock(o->mu);
+      os.last_error = o->last_error;
+    }
+  }
+  return st;
+}
+
+Source* Engine::Impl::SourceOf(const std::string& id) {
+  for (auto& s : sources_) {
+    if (s->spec.id == id) return s.get();
+  }
+  return nullptr;
+}
+
+Engine::Impl::Worker* Engine::Impl::WorkerOf(const std::string& id, size_t* page_index) {
+  for (auto& w : workers_) {
+    for (size_t i = 0; i < w->sources.size(); ++i) {
+      if (w->sources[i]->spec.id == id) {
+        *page_index = i;
+        return w.get();
+      }
+    }
+  }
+  return nullptr;
+}
+
+Status Engine::Impl::SetVisible(const std::string& id, bool visible, int fade_frames) {
+  Source* s = SourceOf(id);
+  if (s == nullptr) return NotFoundError("no source is called '" + id + "'");
+  if (fade_frames < 0 || fade_frames > 100'000) {
+    return InvalidArgumentError("a fade of " + std::to_string(fade_frames) +
+                                " frames is outside 0 to 100000");
+  }
+  {
+    std::lock_guard lock(s->mu);
+    s->target = visible ? 1 : 0;
+    s->step = fade_frames == 0 ? 1.0 : 1.0 / fade_frames;
+  }
+  as_run_.Line(CurrentTick(), std::string(visible ? "show " : "hide ") + id +
+                                  (fade_frames == 0 ? " (cut)" : " (fade over " + std::to_string(fade_frames) + " frames)"));
+  return Status::Ok();
+}
+
+Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::string& expression) {
+  size_t i = 0;
+  Worker* w = WorkerOf(id, &i);
+  if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
+  std::lock_guard lock(w->page_mu);
+  if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+  as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
+  return w->pages[i]->Evaluate(expression);
+}
+
+Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
+  size_t i = 0;
+  Worker* w = WorkerOf(id, &i);
+  if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
+  std::lock_guard lock(w->page_mu);
+  if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+  as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
+  return w->pages[i]->Navigate(url);
+}
+
+void Engine::Impl::Shutdown() {
+  stopping_ = true;
+  for (auto& w : workers_) {
+    w->thread.request_stop();
+    if (w->thread.joinable()) w->thread.join();
+  }
+  for (auto& out : outputs_) {
+    out->queue->Close();
+    if (out->thread.joinable()) out->thread.join();
+  }
+  for (auto& w : workers_) {
+    std::lock_guard lock(w->page_mu);
+    w->pages.clear();
+    w->browser.reset();
+  }
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::Start(const ShowSpec& show, probe::TickClock& clock) {
+  auto impl = std::make_unique<Impl>(show, clock);
+  PR_RETURN_IF_ERROR(impl->Start());
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Status Engine::Run(int64_t ticks, const std::atomic<bool>* stop) { return impl_->Run(ticks, stop); }
+ShowStatus Engine::CurrentStatus() const { return impl_->CurrentStatus(); }
+std::shared_ptr<const Picture> Engine::Program() const { return impl_->Program(); }
+Status Engine::SetVisible(const std::string& source, bool visible, int fade_frames) {
+  return impl_->SetVisible(source, visible, fade_frames);
+}
+Result<std::string> Engine::CallSource(const std::string& source, const std::string& expression) {
+  return impl_->CallSource(source, expression);
+}
+Status Engine::Navigate(const std::string& source, const std::string& url) {
+  return impl_->Navigate(source, url);
+}
+
+}  // namespace pagereel::live

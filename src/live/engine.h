@@ -1,0 +1,124 @@
+// Engine: one live show running. It owns the frame clock, the worker browsers that draw the
+// sources, the program picture and the outputs.
+//
+// The clock thread ("live-clock") sleeps to absolute deadlines on the injected TickClock at
+// the show's exact rate; at every tick it records how late it woke (the clock phase),
+// takes the newest picture of every visible source from its latest-frame slot, composites
+// them and hands the program picture to every output's queue without waiting: an output
+// whose queue is full drops the frame and counts it. It never waits for a browser, an
+// encoder or a network peer.
+//
+// Worker k ("live-worker-k", one chrome-headless-shell each) begins the frames of its
+// sources one after another at phase StaggerPhase(k) of each period (all at 0 without
+// stagger), with frameTimeTicks the tick's own instant, so never two beginFrames are in
+// flight in one browser. A worker that falls behind skips ticks (its sources repeat); a
+// browser that crashes or hangs is replaced and its pages reloaded while the show keeps
+// ticking on the sources' last pictures.
+//
+// Each output ("live-out-k") converts and encodes on its own thread; frame n carries
+// timestamp n periods exactly. An output whose peer fails is reopened with backoff.
+//
+// Start(), Run() and the destructor belong to one thread; CurrentStatus() and the control calls
+// may come from any thread.
+#ifndef PAGEREEL_LIVE_ENGINE_H_
+#define PAGEREEL_LIVE_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "live/picture.h"
+#include "live/show.h"
+#include "probe/tick_clock.h"
+
+namespace pagereel::live {
+
+struct SourceStatus {
+  std::string id;
+  int worker = 0;
+  double phase = 0;           // Of the period, 0..1.
+  bool visible = true;
+  double opacity = 1;
+  int64_t frames = 0;         // Pictures the source made.
+  int64_t repeated = 0;       // Ticks that found no new picture.
+  int64_t discarded = 0;      // Pictures replaced before any tick showed them.
+  int64_t skipped = 0;        // Ticks its worker was too busy to begin a frame for.
+  int64_t restarts = 0;       // Browser replacements.
+  int browser_pid = 0;        // Its worker's browser now; 0 while it is being replaced.
+  int64_t last_paint_ms = 0;  // Wall clock (Unix ms) of its newest picture; 0: none yet.
+  double arrival_ms = 0;      // Smoothed arrival of a picture after its tick.
+  double fps = 0;             // New pictures per second over the show.
+  double draw_p50_ms = 0;     // A frame begun in its browser, to its reply.
+  double draw_p99_ms = 0;
+  double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
+  std::string last_error;
+};
+
+struct OutputStatus {
+  std::string id;
+  std::string target;
+  int64_t frames = 0;     // Encoded and sent.
+  int64_t dropped = 0;    // Ticks it did not encode (queue full, or disconnected).
+  int64_t queue_depth = 0;
+  int64_t bytes = 0;
+  double bitrate_kbps = 0;  // Over the show so far.
+  int64_t reconnects = 0;
+  bool connected = false;
+  std::string last_error;
+};
+
+struct ClockStatus {
+  int64_t ticks = 0;
+  int64_t late = 0;  // Woke later than the threshold.
+  double phase_p50_us = 0, phase_p99_us = 0, phase_max_us = 0;
+  double mix_p50_us = 0, mix_p99_us = 0, mix_max_us = 0;  // Compositing one tick.
+  std::string scheduling;
+};
+
+struct ShowStatus {
+  ClockStatus clock;
+  std::vector<SourceStatus> sources;
+  std::vector<OutputStatus> outputs;
+  double seconds = 0;  // Since the first tick.
+};
+
+class Engine {
+ public:
+  // Checks the show, launches the workers' browsers, opens the pages and the outputs, and
+  // waits (up to the show's source_timeout) for the pages to load. Nothing ticks yet.
+  static Result<std::unique_ptr<Engine>> Start(const ShowSpec& show,
+                                               probe::TickClock& clock = probe::SystemTickClock());
+  ~Engine();  // Stops every thread; outputs not finished by Run keep what they wrote.
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Ticks until `ticks` ticks have been made (0: no limit) or *stop becomes true, then
+  // finishes the outputs. Fails when the clock thread cannot be set up as asked (--cpu,
+  // --fifo) or when an output cannot be finished.
+  Status Run(int64_t ticks, const std::atomic<bool>* stop);
+
+  ShowStatus CurrentStatus() const;
+
+  // The newest program picture (premultiplied RGBA), null before the first tick.
+  std::shared_ptr<const Picture> Program() const;
+
+  // Control. Each takes effect at the next tick and is written to the as-run log with it.
+  // Shows or hides a source, fading over `fade_frames` ticks (0: a cut).
+  Status SetVisible(const std::string& source, bool visible, int fade_frames);
+  // Runs `expression` in the source's page (e.g. update({...}), play(), next(), stop()).
+  Result<std::string> CallSource(const std::string& source, const std::string& expression);
+  // Loads `url` in the source (empty: reloads it).
+  Status Navigate(const std::string& source, const std::string& url);
+
+ private:
+  class Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pagereel::live
+
+#endif  // PAGEREEL_LIVE_ENGINE_H_

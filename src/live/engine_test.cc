@@ -1,0 +1,140 @@
+// The engine with the real chrome-headless-shell and the real encoders: a show is run on
+// the system clock, its recording decoded and checked frame by frame.
+#include "live/engine.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "testing/media.h"
+#include "testing/scratch_dir.h"
+
+namespace pagereel::live {
+namespace {
+
+namespace fs = std::filesystem;
+
+// (No '%' or '#' in these pages: data: URLs would read them as escapes and a fragment.)
+// A full-frame page in a solid blue, with a green block that moves one step per animation
+// frame (so the page changes every frame, as a busy source does).
+const char kBackground[] =
+    "data:text/html,<body style='margin:0;background:rgb(0,0,200)'><div id=b style='position:"
+    "absolute;left:0;top:600px;width:40px;height:40px;background:rgb(0,200,0)'></div><script>"
+    "let n=0;requestAnimationFrame(function f(){n=n>28?0:n+1;b.style.left=n*40+'px';"
+    "requestAnimationFrame(f)})</script></body>";
+// A transparent overlay: a red box at the top left, nothing elsewhere.
+const char kOverlay[] =
+    "data:text/html,<body style='margin:0'><div style='width:400px;height:200px;"
+    "background:rgb(220,0,0)'></div></body>";
+
+ShowSpec TwoSourceShow(const fs::path& recording) {
+  ShowSpec show;
+  show.width = 1280;
+  show.height = 720;
+  show.fps = Rational{25, 1};
+  show.sources.push_back(SourceSpec{.id = "background", .url = kBackground});
+  show.sources.push_back(SourceSpec{.id = "overlay", .url = kOverlay, .transparent = true});
+  OutputSpec out;
+  out.id = "recording";
+  out.stream.container = encode::Container::kMatroska;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, recording.string(), nullptr};
+  show.outputs.push_back(out);
+  return show;
+}
+
+const uint8_t* Pixel(const testing::DecodedVideo& v, size_t frame, int x, int y) {
+  return &v.rgb[frame][(static_cast<size_t>(y) * v.width + x) * 3];
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  testing::ScratchDir scratch_{"live-engine"};
+};
+
+TEST_F(EngineTest, TwoSourcesForTenSecondsMakeExactly250FramesOfBoth) {
+  const fs::path recording = scratch_.path() / "program.mkv";
+  auto engine = Engine::Start(TwoSourceShow(recording));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(250, nullptr).ok());
+  ShowStatus status = (*engine)->CurrentStatus();
+  EXPECT_EQ(status.clock.ticks, 250);
+  ASSERT_EQ(status.outputs.size(), 1u);
+  EXPECT_EQ(status.outputs[0].frames, 250);
+  EXPECT_EQ(status.outputs[0].dropped, 0);
+  ASSERT_EQ(status.sources.size(), 2u);
+  EXPECT_EQ(status.sources[0].phase, 0.0);
+  EXPECT_EQ(status.sources[1].phase, 0.5);
+  EXPECT_GT(status.sources[0].frames, 100);  // It changes every frame it can draw.
+
+  auto video = testing::DecodeVideo(recording.string());
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_EQ(video->pts_seconds.size(), 250u);
+  for (size_t i = 0; i < video->pts_seconds.size(); ++i) {
+    ASSERT_NEAR(video->pts_seconds[i], 0.04 * static_cast<double>(i), 1e-6) << "frame " << i;
+  }
+  // From the second second on, both sources are in every frame: the overlay's red box on the
+  // background's blue.
+  for (size_t i = 25; i < 250; i += 25) {
+    const uint8_t* red = Pixel(*video, i, 200, 100);
+    EXPECT_GT(red[0], 190) << "frame " << i;
+    EXPECT_LT(red[2], 40) << "frame " << i;
+    const uint8_t* blue = Pixel(*video, i, 900, 300);
+    EXPECT_LT(blue[0], 40) << "frame " << i;
+    EXPECT_GT(blue[2], 170) << "frame " << i;
+  }
+}
+
+TEST_F(EngineTest, ASourceWhoseBrowserIsKilledComesBackAndTheOutputKeepsEveryTick) {
+  const fs::path recording = scratch_.path() / "program.mkv";
+  auto engine = Engine::Start(TwoSourceShow(recording));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<int> killed{0};
+  std::jthread killer([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const int pid = e.CurrentStatus().sources[1].browser_pid;
+    if (pid > 0 && ::kill(-pid, SIGKILL) == 0) killed = pid;
+  });
+  ASSERT_TRUE(e.Run(200, nullptr).ok());
+  killer.join();
+  ASSERT_GT(killed.load(), 0);
+  ShowStatus status = e.CurrentStatus();
+  EXPECT_EQ(status.outputs[0].frames, 200);
+  EXPECT_EQ(status.sources[1].restarts, 1);
+  EXPECT_NE(status.sources[1].browser_pid, killed.load());
+  EXPECT_GT(status.sources[1].browser_pid, 0);
+
+  auto video = testing::DecodeVideo(recording.string());
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_EQ(video->pts_seconds.size(), 200u);
+  // The overlay shows before the kill, while its browser is replaced (its last picture), and after.
+  for (size_t i : {25u, 60u, 75u, 100u, 199u}) {
+    EXPECT_GT(Pixel(*video, i, 200, 100)[0], 190) << "frame " << i;
+  }
+}
+
+TEST_F(EngineTest, HidingASourceFadesItOut) {
+  const fs::path recording = scratch_.path() / "program.mkv";
+  auto engine = Engine::Start(TwoSourceShow(recording));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  EXPECT_EQ(e.SetVisible("nobody", false, 0).code(), StatusCode::kNotFound);
+  EXPECT_EQ(e.SetVisible("overlay", false, -3).code(), StatusCode::kInvalidArgument);
+  std::jthread control([&] {
+    while (e.CurrentStatus().clock.ticks < 50) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_TRUE(e.SetVisible("overlay", false, 10).ok());
+  });
+  ASSERT_TRUE(e.Run(100, nullptr).ok());
+  auto video = testing::DecodeVideo(recording.string());
+  ASSERT_TRUE(video.ok());
+  ASSERT_EQ(video->pts_seconds.size(), 100u);
+  EXPECT_GT(Pixel(*video, 40, 200, 100)[0], 190);
+  EXPECT_LT(Pixel(*video, 90, 200, 100)[0], 40);   // Gone.
+  EXPECT_GT(Pixel(*video, 90, 200, 100)[2], 170);  // The background shows through.
+}
+
+}  // namespace
+}  // namespace pagereel::live

@@ -1,0 +1,96 @@
+// FrameSlot: one live source's latest-frame slot, where the thread that makes the source's
+// frames hands them to the clock thread that composites each tick. It keeps only the newest
+// frame: a frame no tick took before the next one came is discarded, and a tick that finds
+// nothing new shows the last frame again (a repeat). Both are counted, with how late frames
+// arrive after the tick they were begun for.
+//
+// Threads: Put() from the source's thread (one writer), Take() from the clock thread (one
+// reader, once per tick), Stats() from any thread. Each call holds a mutex only to move a
+// few pointers and counters; pictures are never copied, and a replaced picture is freed
+// after the mutex is released.
+#ifndef PAGEREEL_LIVE_FRAME_SLOT_H_
+#define PAGEREEL_LIVE_FRAME_SLOT_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "live/picture.h"
+
+namespace pagereel::live {
+
+// Counters since the slot was made. Times are CLOCK_MONOTONIC nanoseconds, as given to
+// Put() and Take().
+struct FrameSlotStats {
+  int64_t put = 0;        // Frames handed in.
+  int64_t taken = 0;      // Ticks that took a new frame.
+  int64_t repeated = 0;   // Ticks after the first frame that found no new one.
+  int64_t empty = 0;      // Ticks before the first frame: nothing to show.
+  int64_t discarded = 0;  // Frames replaced by a newer one before any tick took them.
+  // Arrival offset: arrival_ns minus the time of the tick the frame was begun for.
+  // Smoothed as an exponential moving average with weight 1/16 for each new frame (the
+  // first frame sets it). Frames whose tick time is unknown (see Put) are left out.
+  int64_t arrival_offset_ns = 0;
+  int64_t last_arrival_offset_ns = 0;
+  int64_t arrival_offset_samples = 0;  // Frames in the average.
+  int64_t last_arrival_ns = 0;         // When the newest frame arrived; 0 before any.
+};
+
+class FrameSlot {
+ public:
+  // How many recent ticks' times Put() can look up.
+  static constexpr int kRememberedTicks = 64;
+
+  // What a tick gets.
+  struct Taken {
+    std::shared_ptr<const Picture> picture;  // The newest frame; null before the first.
+    bool is_new = false;                     // Not shown by any earlier tick.
+    int64_t for_tick = -1;                   // The tick the frame was begun for.
+  };
+
+  FrameSlot() = default;
+  FrameSlot(const FrameSlot&) = delete;
+  FrameSlot& operator=(const FrameSlot&) = delete;
+
+  // Source thread: the next frame, begun for tick `for_tick`, arrived at `arrival_ns`.
+  // The tick's time is known when a Take() for that tick came in the last
+  // kRememberedTicks ticks; otherwise it is extrapolated from the last two ticks taken;
+  // before two ticks there is no arrival offset.
+  // REQUIRES: picture != nullptr.
+  void Put(std::shared_ptr<const Picture> picture, int64_t arrival_ns, int64_t for_tick);
+
+  // Clock thread, once per tick, with tick indices increasing: the frame to show at tick
+  // `tick`, due at `tick_ns`. A second call for the same (or an older) tick returns the
+  // same frame, not new, and counts nothing.
+  Taken Take(int64_t tick, int64_t tick_ns);
+
+  FrameSlotStats Stats() const;
+
+ private:
+  struct TickTime {
+    bool known = false;
+    int64_t tick = 0;
+    int64_t ns = 0;
+  };
+
+  // The time of tick `tick`, or false when it cannot be known. Called with mu_ held.
+  bool TickNs(int64_t tick, int64_t* ns) const;
+
+  mutable std::mutex mu_;
+  // Protected by mu_.
+  std::shared_ptr<const Picture> latest_;
+  int64_t latest_for_tick_ = -1;
+  bool latest_is_new_ = false;
+  bool any_take_ = false;
+  int64_t last_take_tick_ = 0;
+  std::array<TickTime, kRememberedTicks> tick_times_;  // Indexed by tick % kRememberedTicks.
+  TickTime newest_tick_;
+  TickTime previous_tick_;
+  double arrival_offset_ns_ = 0;  // The moving average, unrounded.
+  FrameSlotStats stats_;
+};
+
+}  // namespace pagereel::live
+
+#endif  // PAGEREEL_LIVE_FRAME_SLOT_H_

@@ -1,0 +1,66 @@
+#include "live/show.h"
+
+#include <set>
+
+namespace pagereel::live {
+
+Status ValidateShow(const ShowSpec& show) {
+  if (show.width < 16 || show.height < 16 || show.width > 7680 || show.height > 4320) {
+    return InvalidArgumentError("the show's size " + std::to_string(show.width) + "x" +
+                                std::to_string(show.height) + " is outside 16x16 to 7680x4320");
+  }
+  if (show.width % 2 != 0 || show.height % 2 != 0) {
+    return InvalidArgumentError("the show's size " + std::to_string(show.width) + "x" +
+                                std::to_string(show.height) +
+                                " must be even in both directions (H.264 needs it)");
+  }
+  if (show.fps.num <= 0 || show.fps.den <= 0 || show.fps.ToDouble() > 240 ||
+      show.fps.ToDouble() < 1) {
+    return InvalidArgumentError("the show's rate " + show.fps.ToString() +
+                                " is outside 1 to 240 frames per second");
+  }
+  if (show.sources.empty()) return InvalidArgumentError("the show has no sources");
+  if (show.outputs.empty()) return InvalidArgumentError("the show has no outputs");
+  if (show.clock.late_threshold.count() <= 0) {
+    return InvalidArgumentError("the late-tick threshold must be greater than zero");
+  }
+  std::set<std::string> ids;
+  for (const SourceSpec& s : show.sources) {
+    const std::string name = "source '" + s.id + "'";
+    if (s.id.empty()) return InvalidArgumentError("a source has no id");
+    if (!ids.insert(s.id).second) return InvalidArgumentError("two sources are called '" + s.id + "'");
+    if (s.url.empty()) return InvalidArgumentError(name + " has no url");
+    if (s.width < 0 || s.height < 0 || s.width > 7680 || s.height > 4320) {
+      return InvalidArgumentError(name + ": size " + std::to_string(s.width) + "x" +
+                                  std::to_string(s.height) + " is outside 0 to 7680x4320");
+    }
+    if (s.opacity < 0 || s.opacity > 1) {
+      return InvalidArgumentError(name + ": opacity " + std::to_string(s.opacity) +
+                                  " is outside 0 to 1");
+    }
+    if (s.worker < -1 || s.worker > 63) {
+      return InvalidArgumentError(name + ": worker " + std::to_string(s.worker) +
+                                  " is outside 0 to 63");
+    }
+  }
+  std::set<std::string> targets;
+  for (const OutputSpec& o : show.outputs) {
+    if (o.stream.sink.kind != encode::Sink::Kind::kMemory &&
+        !targets.insert(o.stream.sink.target).second) {
+      return InvalidArgumentError("two outputs go to " + o.stream.sink.target);
+    }
+  }
+  return Status::Ok();
+}
+
+Rational StaggerPhase(int worker) {
+  int64_t num = 0;
+  int64_t den = 1;
+  for (unsigned k = static_cast<unsigned>(worker); k != 0; k >>= 1) {
+    num = num * 2 + (k & 1);
+    den *= 2;
+  }
+  return Rational::Make(num, den);
+}
+
+}  // namespace pagereel::live

@@ -1,0 +1,81 @@
+// ShowSpec: everything a live show is made of, as the engine takes it: the picture format,
+// the sources (pages, each on a worker browser, placed on the canvas), the outputs and the
+// clock's settings. app/ builds one from a show file or from command-line flags; the
+// engine checks it once more with ValidateShow before anything starts.
+#ifndef PAGEREEL_LIVE_SHOW_H_
+#define PAGEREEL_LIVE_SHOW_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/rational.h"
+#include "base/status.h"
+#include "encode/stream.h"
+#include "live/picture.h"
+
+namespace pagereel::live {
+
+struct SourceSpec {
+  std::string id;
+  std::string url;   // file://, http(s):// or data:.
+  int worker = -1;   // Browser process; sources on one worker share its phase. -1: its own.
+  int x = 0;         // Placement on the canvas; width/height 0: the whole canvas.
+  int y = 0;
+  int width = 0;
+  int height = 0;
+  double opacity = 1.0;
+  bool visible = true;
+  // A transparent page background (PNG readback) so lower layers show through; the first
+  // layer is usually opaque.
+  bool transparent = false;
+};
+
+struct OutputSpec {
+  std::string id;
+  encode::StreamSpec stream;  // Size, rate and timestamps are filled in by the engine.
+  // Frames an output may hold before it drops the newest; 0: two seconds of frames.
+  int queue_frames = 0;
+};
+
+struct ClockSpec {
+  std::chrono::nanoseconds late_threshold{std::chrono::microseconds(500)};
+  std::optional<int> cpu;
+  std::optional<int> fifo_priority;
+  // Worker k begins its frames at phase bitreverse(k) of the period; off: all at phase 0.
+  bool stagger = true;
+};
+
+struct ControlSpec {
+  // HOST:PORT of the control and status server (HTTP); empty: none. Loopback by default.
+  std::string listen = "127.0.0.1:8090";
+  std::string token;  // When set, control commands need "Authorization: Bearer TOKEN".
+};
+
+struct ShowSpec {
+  int width = 1280;
+  int height = 720;
+  Rational fps{25, 1};
+  Rgba background{0, 0, 0, 255};
+  std::vector<SourceSpec> sources;  // Bottom layer first.
+  std::vector<OutputSpec> outputs;
+  ClockSpec clock;
+  ControlSpec control;
+  std::string as_run_log;  // A file the as-run log is appended to; empty: none.
+  // How long a source may take to load before the show starts without it.
+  std::chrono::milliseconds source_timeout{15'000};
+};
+
+// Checks what the engine relies on: sizes, rate, unique ids, placements, worker numbers.
+// Errors name the source or output and the setting.
+Status ValidateShow(const ShowSpec& show);
+
+// The phase at which worker `worker` begins its frames, as a fraction of the period:
+// `worker` with its binary digits reversed after the point (0, 1/2, 1/4, 3/4, 1/8, 5/8 ...),
+// so any number of workers are spread as evenly as the first ones allow.
+Rational StaggerPhase(int worker);
+
+}  // namespace pagereel::live
+
+#endif  // PAGEREEL_LIVE_SHOW_H_
