@@ -143,6 +143,7 @@ struct Source {
   double target = 1;
   double step = 1;
   std::string last_error;
+  std::shared_ptr<const Picture> latest;  // For thumbnails.
 };
 
 // One output: its queue, thread and counters.
@@ -176,6 +177,12 @@ class Engine::Impl {
   std::shared_ptr<const Picture> Program() const {
     std::lock_guard lock(program_mu_);
     return program_;
+  }
+  std::shared_ptr<const Picture> SourcePicture(const std::string& id) {
+    Source* s = SourceOf(id);
+    if (s == nullptr) return nullptr;
+    std::lock_guard lock(s->mu);
+    return s->latest;
   }
   Status SetVisible(const std::string& id, bool visible, int fade_frames);
   Result<std::string> CallSource(const std::string& id, const std::string& expression);
@@ -528,7 +535,12 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
     }
     const int64_t arrived = clock_.MonotonicNs();
     s.prepare_time.Add(arrived - drawn);
-    s.slot.Put(std::make_shared<const Picture>(std::move(picture).value()), arrived, n);
+    auto shared = std::make_shared<const Picture>(std::move(picture).value());
+    {
+      std::lock_guard lock(s.mu);
+      s.latest = shared;
+    }
+    s.slot.Put(std::move(shared), arrived, n);
     s.frames++;
     s.has_picture = true;
     s.last_paint_ms = RealtimeMs();
@@ -738,6 +750,9 @@ Result<std::unique_ptr<Engine>> Engine::Start(const ShowSpec& show, probe::TickC
 Status Engine::Run(int64_t ticks, const std::atomic<bool>* stop) { return impl_->Run(ticks, stop); }
 ShowStatus Engine::CurrentStatus() const { return impl_->CurrentStatus(); }
 std::shared_ptr<const Picture> Engine::Program() const { return impl_->Program(); }
+std::shared_ptr<const Picture> Engine::SourcePicture(const std::string& source) const {
+  return impl_->SourcePicture(source);
+}
 Status Engine::SetVisible(const std::string& source, bool visible, int fade_frames) {
   return impl_->SetVisible(source, visible, fade_frames);
 }

@@ -105,6 +105,10 @@ class Engine {
   // The newest program picture (premultiplied RGBA), null before the first tick.
   std::shared_ptr<const Picture> Program() const;
 
+  // A source's newest picture (premultiplied RGBA, at its placement size); null before its
+  // first or for an unknown id.
+  std::shared_ptr<const Picture> SourcePicture(const std::string& source) const;
+
   // Control. Each takes effect at the next tick and is written to the as-run log with it.
   // Shows or hides a source, fading over `fade_frames` ticks (0: a cut).
   Status SetVisible(const std::string& source, bool visible, int fade_frames);
