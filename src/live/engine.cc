@@ -34,6 +34,8 @@ constexpr milliseconds kHangTimeout{3'000};
 // Waits between attempts to relaunch a browser or reopen an output: doubled each time.
 constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
+// How long outputs may take to send what they hold when a show ends.
+constexpr milliseconds kDrainTimeout{10'000};
 // The clock thread's niceness when no real-time priority is asked for.
 constexpr int kClockNice = -10;
 
@@ -135,6 +137,7 @@ struct Source {
   std::atomic<int> browser_pid{0};
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
+  MicrosHistogram begin_offset;  // When its beginFrame was sent, after its tick's instant.
 
   // Visibility as the compositor applies it: the opacity multiplier moves towards `target`
   // by `step` each tick (a fade), or jumps (a cut). Guarded by mu.
@@ -158,6 +161,8 @@ struct Output {
   std::mutex mu;
   std::string last_error;  // Guarded by mu.
   Status final_status;     // Set by the output's thread when it ends.
+  std::atomic<bool> done{false};
+  std::atomic<bool> connecting{false};  // Opening its sink (an SRT listener waits here).
   // Files are opened by Start(); URLs by the output's thread (an SRT listener waits there).
   std::unique_ptr<encode::VideoStream> stream;
   std::jthread thread;
@@ -227,6 +232,7 @@ class Engine::Impl {
 
   std::atomic<int64_t> start_ns_{0};  // Monotonic time of tick 0; set before any thread reads it.
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};  // The clock has stopped; outputs send what they hold.
   std::atomic<int64_t> ticks_made_{0};
   std::atomic<int64_t> late_{0};
   MicrosHistogram phase_;
@@ -317,7 +323,10 @@ Status Engine::Impl::Start() {
     s.height = show_.height;
     s.fps = show_.fps;
     s.latency = encode::Latency::kLive;
-    s.should_stop = [this] { return stopping_.load(); };
+    // Connecting to a peer is abandoned as soon as the show ends (there is nothing left to
+    // send it); sending what is queued gets kDrainTimeout.
+    Output* raw = out.get();
+    s.should_stop = [this, raw] { return stopping_.load() || (draining_.load() && raw->connecting.load()); };
     const int capacity = spec.queue_frames > 0 ? spec.queue_frames
                                                : std::max(2, static_cast<int>(2 * show_.fps.ToDouble()));
     out->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
@@ -343,6 +352,7 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
     o->thread = std::jthread([this, o] {
       SetCurrentThreadName("live-out");
       OutputLoop(*o);
+      o->done = true;
     });
   }
   for (auto& w : workers_) {
@@ -367,7 +377,15 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
     w->thread.request_stop();
     if (w->thread.joinable()) w->thread.join();
   }
+  draining_ = true;
   for (auto& out : outputs_) out->queue->Close();
+  // Outputs drain what they hold and finish; one stuck on a network peer is interrupted
+  // after kDrainTimeout, so a show always ends.
+  const int64_t drain_deadline = clock_.MonotonicNs() + nanoseconds(kDrainTimeout).count();
+  for (auto& out : outputs_) {
+    while (!out->done && clock_.MonotonicNs() < drain_deadline) std::this_thread::sleep_for(milliseconds(10));
+  }
+  stopping_ = true;
   Status result = clock_status;
   for (auto& out : outputs_) {
     if (out->thread.joinable()) out->thread.join();
@@ -502,6 +520,7 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
   for (size_t i = 0; i < w.sources.size(); ++i) {
     Source& s = *w.sources[i];
     const int64_t began = clock_.MonotonicNs();
+    s.begin_offset.Add(began - TickNs(n));
     Result<capture::LiveFrame> frame = [&] {
       std::lock_guard lock(w.page_mu);
       return w.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
@@ -566,11 +585,13 @@ void Engine::Impl::OutputLoop(Output& out) {
   };
   while (std::optional<Tick> tick = out.queue->Pop()) {
     if (!out.stream) {
-      if (clock_.MonotonicNs() < retry_at_ns || stopping_) {
+      if (clock_.MonotonicNs() < retry_at_ns || stopping_ || draining_) {
         out.dropped++;
         continue;
       }
+      out.connecting = true;
       Result<std::unique_ptr<encode::VideoStream>> opened = encode::VideoStream::Open(out.spec.stream);
+      out.connecting = false;
       if (!opened.ok()) {
         fail(opened.status(), tick->index);
         out.dropped++;
@@ -636,6 +657,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.draw_p50_ms = s->draw_time.Quantile(0.5) / 1000;
     ss.draw_p99_ms = s->draw_time.Quantile(0.99) / 1000;
     ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
+    ss.begin_p50_ms = s->begin_offset.Quantile(0.5) / 1000;
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
     ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
