@@ -19,6 +19,8 @@ packages=(
   libturbojpeg0-dev libspng-dev
   # Parsing, CLI, logging, HTTP.
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libboost1.81-dev
+  # Show files of `pagereel live` (TOML).
+  libtomlplusplus-dev
   # Tests and benchmarks.
   googletest libgtest-dev libgmock-dev libbenchmark-dev ffmpeg rt-tests python3 curl
 )
