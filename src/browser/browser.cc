@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,8 +242,21 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::signal(SIGPIPE, SIG_DFL);  // pagereel ignores it; the browser expects the default.
-    if (nice_increment > 0 && ::nice(nice_increment) == -1) {
-      // Running at the parent's priority is no reason not to run.
+    if (nice_increment > 0) {
+      if (::nice(nice_increment) == -1) {
+        // Running at the parent's priority is no reason not to run.
+      }
+      // Chromium raises its display threads to nice -8 where it is allowed to, which would
+      // put them above the threads this niceness is meant to favour: it may not go back up.
+      // Without CAP_SYS_NICE (dropped from the bounding set, so also for root) and with
+      // RLIMIT_NICE at the new niceness, setpriority below it fails and Chromium carries on.
+      ::prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0);
+      errno = 0;
+      const int now = ::getpriority(PRIO_PROCESS, 0);
+      if (errno == 0) {
+        const rlimit floor{static_cast<rlim_t>(20 - now), static_cast<rlim_t>(20 - now)};
+        ::setrlimit(RLIMIT_NICE, &floor);
+      }
     }
     // dup2 clears close-on-exec on the new descriptors 0-4. Every source is first moved
     // above 9, so no dup2 can overwrite a source that is still to be copied (any of them

@@ -51,7 +51,9 @@ struct LaunchOptions {
   // Extra command-line switches, appended after pagereel's own.
   std::vector<std::string> extra_args;
   // Added to the browser processes' niceness (0-19): the capture service runs its browsers
-  // below its own HTTP thread, so a busy machine still answers requests at once.
+  // below its own HTTP thread, so a busy machine still answers requests at once, and live
+  // below its clock and encoders. With a positive value no browser thread may raise itself
+  // back above it (Chromium would raise its display threads to -8).
   int nice = 0;
 };
 

@@ -36,6 +36,8 @@ constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
 // How long outputs may take to send what they hold when a show ends.
 constexpr milliseconds kDrainTimeout{10'000};
+// The browsers' niceness (see LaunchWorker).
+constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
 constexpr int kClockNice = -10;
 
@@ -249,6 +251,9 @@ class Engine::Impl {
 Status Engine::Impl::LaunchWorker(Worker& w) {
   browser::LaunchOptions launch;
   launch.frame_control = browser::FrameControl::kBeginFrame;
+  // Below the clock and the encoders: a source that is late repeats a picture, an output
+  // that is late loses a frame of the program.
+  launch.nice = kBrowserNice;
   PR_ASSIGN_OR_RETURN(auto browser, browser::Browser::Launch(launch));
   std::vector<std::unique_ptr<capture::LivePage>> pages;
   for (Source* s : w.sources) {
