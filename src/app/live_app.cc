@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "app/render_app.h"
+#include "live/control_server.h"
 #include "live/engine.h"
 
 namespace pagereel::app {
@@ -192,6 +193,7 @@ int RunLive(const LiveRequest& request) {
         std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*request.late_threshold_us * 1000)));
   }
   if (!request.as_run_log.empty()) show.as_run_log = request.as_run_log;
+  if (request.control) show.control.listen = *request.control == "none" ? "" : *request.control;
   if (request.duration_seconds < 0 || !std::isfinite(request.duration_seconds)) {
     std::fprintf(stderr, "pagereel live: --duration must be a positive number of seconds\n");
     return 2;
@@ -207,6 +209,25 @@ int RunLive(const LiveRequest& request) {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
 
+  // The control address is bound before any browser starts, so a taken port is reported
+  // at once; the server answers from when the engine has started.
+  std::unique_ptr<live::ControlServer> control;
+  if (!show.control.listen.empty()) {
+    live::ControlOptions options;
+    options.listen = show.control.listen;
+    options.token = show.control.token;
+    Result<std::unique_ptr<live::ControlServer>> bound = live::ControlServer::Listen(options);
+    if (!bound.ok()) {
+      std::fprintf(stderr,
+                   "pagereel live: the control and status server: %s; choose another address "
+                   "with --control HOST:PORT%s, or run without it: --control none\n",
+                   std::string(bound.status().message()).c_str(),
+                   request.show_file.empty() ? "" : " (or control.listen in the show file)");
+      return 2;
+    }
+    control = std::move(bound).value();
+  }
+
   std::fprintf(stderr, "pagereel live: starting %zu sources and %zu outputs at %dx%d, %s fps\n",
                show.sources.size(), show.outputs.size(), show.width, show.height,
                show.fps.ToString().c_str());
@@ -217,6 +238,17 @@ int RunLive(const LiveRequest& request) {
                    engine.status().code() == StatusCode::kFailedPrecondition
                ? 2
                : 1;
+  }
+  if (control) {
+    control->Serve(**engine);
+    std::fprintf(stderr, "pagereel live: control and status on %s\n", control->Url().c_str());
+    if (!control->loopback() && show.control.token.empty()) {
+      std::fprintf(stderr,
+                   "pagereel live: warning: the control server on %s can be reached from other "
+                   "machines and has no token: anyone who reaches it can change the show. Set "
+                   "control.token in the show file, or listen on 127.0.0.1.\n",
+                   show.control.listen.c_str());
+    }
   }
   const int64_t ticks =
       request.duration_seconds > 0
@@ -239,6 +271,8 @@ int RunLive(const LiveRequest& request) {
   Status ran = (*engine)->Run(ticks, &g_stop);
   done = true;
   reporter.join();
+  // Before the engine goes: the server calls into it.
+  if (control) control->Stop();
   PrintSummary((*engine)->CurrentStatus());
   if (!ran.ok()) {
     std::fprintf(stderr, "pagereel live: %s\n", std::string(ran.message()).c_str());

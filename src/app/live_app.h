@@ -27,6 +27,8 @@ struct LiveRequest {
   std::optional<double> late_threshold_us;
   std::string as_run_log;
   double status_every_seconds = 5;   // A status line on stderr; 0: none.
+  // HOST:PORT of the control and status server, overriding the show's; "none": no server.
+  std::optional<std::string> control;
 };
 
 // Runs the show; returns the exit code (0 ended as asked, 1 failed, 2 bad input).

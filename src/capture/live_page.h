@@ -9,8 +9,9 @@
 // The page is loaded in its own browser context; Open() returns once navigation has
 // committed, and the page keeps loading while it is drawn, as a browser source does.
 //
-// Not thread-safe: one thread drives a LivePage (a live worker, which begins the frames of
-// its pages one after another, so one beginFrame is in flight per browser).
+// One thread drives a LivePage's frames (a live worker, which begins the frames of its
+// pages one after another, so one beginFrame is in flight per browser); Evaluate and
+// Navigate may come from one other thread meanwhile (the show's control).
 #ifndef PAGEREEL_CAPTURE_LIVE_PAGE_H_
 #define PAGEREEL_CAPTURE_LIVE_PAGE_H_
 

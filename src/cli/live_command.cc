@@ -43,6 +43,12 @@ void AddLiveCommand(CLI::App& root, Action& run) {
   cmd->add_option("--as-run", request->as_run_log,
                   "Append the as-run log (show start and end, commands, late ticks, restarts, "
                   "reconnects, each with its tick) to this file.");
+  cmd->add_option("--control", request->control,
+                  "HOST:PORT of the control and status server (HTTP and WebSocket: /status, "
+                  "/metrics, the operator page at /, show/hide/call/navigate commands; see "
+                  "docs/live.md); overrides the show file's control.listen. Default "
+                  "127.0.0.1:8090 (loopback only); port 0 picks a free one; \"none\" runs "
+                  "without it.");
   cmd->add_option("--status-every", request->status_every_seconds,
                   "Seconds between status lines on stderr; 0 for none.")
       ->capture_default_str();

@@ -36,6 +36,8 @@ constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
 // How long outputs may take to send what they hold when a show ends.
 constexpr milliseconds kDrainTimeout{10'000};
+// Template calls kept per source to replay after a restart.
+constexpr size_t kRememberedCalls = 64;
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
@@ -149,6 +151,8 @@ struct Source {
   double step = 1;
   std::string last_error;
   std::shared_ptr<const Picture> latest;  // For thumbnails.
+  std::string current_url;                // What a restart reloads (after Navigate, the new page).
+  std::vector<std::string> calls;         // Template calls since it was loaded, for a restart.
 };
 
 // One output: its queue, thread and counters.
@@ -201,10 +205,12 @@ class Engine::Impl {
     int index = 0;
     nanoseconds phase_offset{0};
     std::vector<Source*> sources;
-    // The thread's own; the control calls reach the pages under page_mu.
+    // Replaced only by the worker's thread, under page_mu; control calls copy the pointers
+    // under page_mu and call the page without it, so a slow template call never holds up
+    // the worker's frames (the browser lets one beginFrame run at a time on its own).
     std::mutex page_mu;
-    std::unique_ptr<browser::Browser> browser;
-    std::vector<std::unique_ptr<capture::LivePage>> pages;
+    std::shared_ptr<browser::Browser> browser;
+    std::vector<std::shared_ptr<capture::LivePage>> pages;
     std::jthread thread;
   };
 
@@ -222,6 +228,9 @@ class Engine::Impl {
   Worker* WorkerOf(const std::string& id, size_t* page_index);
   Source* SourceOf(const std::string& id);
   void Shutdown();
+  // After a restart: waits for the pages to load, then replays the template calls each
+  // source had received since its page was loaded, so a lower third comes back as it was.
+  void RestoreState(Worker& w);
 
   // Constant after Start().
   const ShowSpec show_;
@@ -254,11 +263,14 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   // Below the clock and the encoders: a source that is late repeats a picture, an output
   // that is late loses a frame of the program.
   launch.nice = kBrowserNice;
-  PR_ASSIGN_OR_RETURN(auto browser, browser::Browser::Launch(launch));
-  std::vector<std::unique_ptr<capture::LivePage>> pages;
+  PR_ASSIGN_OR_RETURN(std::shared_ptr<browser::Browser> browser, browser::Browser::Launch(launch));
+  std::vector<std::shared_ptr<capture::LivePage>> pages;
   for (Source* s : w.sources) {
     capture::LivePageOptions options;
-    options.url = s->spec.url;
+    {
+      std::lock_guard lock(s->mu);
+      options.url = s->current_url;
+    }
     options.width = s->spec.width > 0 ? s->spec.width : show_.width;
     options.height = s->spec.height > 0 ? s->spec.height : show_.height;
     options.alpha = s->spec.transparent;
@@ -289,6 +301,7 @@ Status Engine::Impl::Start() {
     auto source = std::make_unique<Source>();
     source->spec = spec;
     source->level = source->target = spec.visible ? 1 : 0;
+    source->current_url = spec.url;
     const int number = spec.worker >= 0 ? spec.worker : next_free++;
     Worker*& w = by_number[number];
     if (w == nullptr) {
@@ -479,6 +492,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
       if (clock_.MonotonicNs() >= retry_at_ns) {
         Status launched = LaunchWorker(w);
         if (launched.ok()) {
+          RestoreState(w);
           for (Source* s : w.sources) {
             s->restarts++;
             s->has_picture = false;
@@ -526,10 +540,9 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
     Source& s = *w.sources[i];
     const int64_t began = clock_.MonotonicNs();
     s.begin_offset.Add(began - TickNs(n));
-    Result<capture::LiveFrame> frame = [&] {
-      std::lock_guard lock(w.page_mu);
-      return w.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
-    }();
+    // The worker's own thread is the only one that replaces w.pages: no lock to read it.
+    Result<capture::LiveFrame> frame =
+        w.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -732,20 +745,67 @@ Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::s
   size_t i = 0;
   Worker* w = WorkerOf(id, &i);
   if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
-  std::lock_guard lock(w->page_mu);
-  if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+  std::shared_ptr<browser::Browser> browser;  // Outlives `page`, which refers to it.
+  std::shared_ptr<capture::LivePage> page;
+  {
+    std::lock_guard lock(w->page_mu);
+    if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+    browser = w->browser;
+    page = w->pages[i];
+  }
   as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
-  return w->pages[i]->Evaluate(expression);
+  Result<std::string> result = page->Evaluate(expression);
+  if (result.ok()) {
+    Source* s = SourceOf(id);
+    std::lock_guard lock(s->mu);
+    if (s->calls.size() == kRememberedCalls) s->calls.erase(s->calls.begin());
+    s->calls.push_back(expression);
+  }
+  return result;
+}
+
+void Engine::Impl::RestoreState(Worker& w) {
+  const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    std::vector<std::string> calls;
+    {
+      std::lock_guard lock(w.sources[i]->mu);
+      calls = w.sources[i]->calls;
+    }
+    if (calls.empty()) continue;
+    while (!w.pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    for (const std::string& call : calls) {
+      Result<std::string> replayed = w.pages[i]->Evaluate(call);
+      if (!replayed.ok()) {
+        as_run_.Line(CurrentTick(), "source " + w.sources[i]->spec.id + ": replaying '" +
+                                        call.substr(0, 80) + "' failed: " +
+                                        std::string(replayed.status().message()));
+      }
+    }
+  }
 }
 
 Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
   size_t i = 0;
   Worker* w = WorkerOf(id, &i);
   if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
-  std::lock_guard lock(w->page_mu);
-  if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+  std::shared_ptr<browser::Browser> browser;  // Outlives `page`, which refers to it.
+  std::shared_ptr<capture::LivePage> page;
+  {
+    std::lock_guard lock(w->page_mu);
+    if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+    browser = w->browser;
+    page = w->pages[i];
+  }
   as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
-  return w->pages[i]->Navigate(url);
+  PR_RETURN_IF_ERROR(page->Navigate(url));
+  Source* s = SourceOf(id);
+  std::lock_guard lock(s->mu);
+  if (!url.empty()) s->current_url = url;
+  s->calls.clear();  // A new document starts from its own state.
+  return Status::Ok();
 }
 
 void Engine::Impl::Shutdown() {

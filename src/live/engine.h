@@ -12,7 +12,8 @@
 // sources one after another at phase StaggerPhase(k) of each period (all at 0 without
 // stagger), with frameTimeTicks the tick's own instant, so never two beginFrames are in
 // flight in one browser. A worker that falls behind skips ticks (its sources repeat); a
-// browser that crashes or hangs is replaced and its pages reloaded while the show keeps
+// browser that crashes or hangs is replaced and its pages reloaded (the page a source was
+// last navigated to, then the template calls it had received since) while the show keeps
 // ticking on the sources' last pictures.
 //
 // Each output ("live-out-k") converts and encodes on its own thread; frame n carries
@@ -50,7 +51,7 @@ struct SourceStatus {
   int browser_pid = 0;        // Its worker's browser now; 0 while it is being replaced.
   int64_t last_paint_ms = 0;  // Wall clock (Unix ms) of its newest picture; 0: none yet.
   double arrival_ms = 0;      // Smoothed arrival of a picture after its tick.
-  double fps = 0;             // New pictures per second over the show.
+  double fps = 0;             // Ticks per second that showed a new picture of it.
   double draw_p50_ms = 0;     // A frame begun in its browser, to its reply.
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.

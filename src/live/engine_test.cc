@@ -172,3 +172,54 @@ TEST_F(EngineTest, FourWorkersBeginTheirFramesAtTheirFourPhases) {
 
 }  // namespace
 }  // namespace pagereel::live
+
+namespace pagereel::live {
+namespace {
+
+TEST_F(EngineTest, ARestartedSourceGetsItsPageAndTemplateDataBack) {
+  const char kTemplate[] =
+      "data:text/html,<body><script>let v='none';function update(d){v=d}function read(){return v}"
+      "</script><p>first</p></body>";
+  const char kSecond[] =
+      "data:text/html,<body><script>let v='none';function update(d){v=d}function read(){return "
+      "'second:'+v}</script><p>second</p></body>";
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.sources.push_back(SourceSpec{.id = "gfx", .url = kTemplate});
+  OutputSpec out;
+  out.id = "recording";
+  out.stream.container = encode::Container::kMpegTs;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, (scratch_.path() / "p.ts").string(), nullptr};
+  show.outputs.push_back(out);
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  ASSERT_TRUE(e.Navigate("gfx", kSecond).ok());
+  Result<std::string> updated = Result<std::string>(UnavailableError("not loaded yet"));
+  for (int i = 0; i < 100 && !updated.ok(); ++i) {  // The new document loads meanwhile.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    updated = e.CallSource("gfx", "update('Ada')");
+  }
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  ASSERT_EQ(*e.CallSource("gfx", "read()"), "\"second:Ada\"");
+
+  const int pid = e.CurrentStatus().sources[0].browser_pid;
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  Result<std::string> back = Result<std::string>(UnavailableError("restarting"));
+  for (int i = 0; i < 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (e.CurrentStatus().sources[0].restarts == 0) continue;
+    back = e.CallSource("gfx", "read()");
+    if (back.ok() && *back == "\"second:Ada\"") break;
+  }
+  stop = true;
+  runner.join();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, "\"second:Ada\"");  // The page it was navigated to, with its data.
+}
+
+}  // namespace
+}  // namespace pagereel::live

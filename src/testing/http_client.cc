@@ -15,7 +15,8 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 HttpReply Fetch(uint16_t port, http::verb method, const std::string& target, std::string body,
-                const std::string& content_type, const std::string& authorization) {
+                const std::string& content_type, const std::string& authorization,
+                const std::vector<std::pair<std::string, std::string>>& headers) {
   HttpReply reply;
   try {
     asio::io_context io;
@@ -25,6 +26,7 @@ HttpReply Fetch(uint16_t port, http::verb method, const std::string& target, std
     request.set(http::field::host, "127.0.0.1");
     if (!content_type.empty()) request.set(http::field::content_type, content_type);
     if (!authorization.empty()) request.set(http::field::authorization, authorization);
+    for (const auto& [name, value] : headers) request.set(name, value);
     request.body() = std::move(body);
     request.prepare_payload();
     http::write(stream, request);

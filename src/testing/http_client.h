@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace pagereel::testing {
 
@@ -18,9 +20,11 @@ struct HttpReply {
   std::string error;  // A transport failure (refused, reset); status is 0 then.
 };
 
+// `headers` are set last (they may replace Host, for instance).
 HttpReply Fetch(uint16_t port, boost::beast::http::verb method, const std::string& target,
                 std::string body = "", const std::string& content_type = "",
-                const std::string& authorization = "");
+                const std::string& authorization = "",
+                const std::vector<std::pair<std::string, std::string>>& headers = {});
 HttpReply Get(uint16_t port, const std::string& target);
 
 // Every byte but letters, digits and -_. as %XX: fit for a query value.

@@ -1,0 +1,1301 @@
+#include "live/control_server.h"
+
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <boost/beast/websocket.hpp>
+#include <cctype>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/thread.h"
+#include "live/operator_page.h"
+#include "probe/proc_readers.h"
+
+namespace pagereel::live {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// How long an idle keep-alive connection, or a slow client's request, may take.
+constexpr std::chrono::seconds kIdleTimeout{60};
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+constexpr size_t kMaxBodyBytes = 1 << 20;  // Commands are small; update() data included.
+constexpr int kProgramPreviewWidth = 640;
+constexpr int kThumbnailWidth = 320;
+// Status pushes a WebSocket client may have waiting; one that does not read misses the
+// newer ones (never a reply to its own command).
+constexpr size_t kMaxQueuedPushes = 4;
+// How long Stop() lets WebSocket clients answer the close frame.
+constexpr std::chrono::seconds kCloseGrace{1};
+constexpr int kMaxFadeFrames = 100'000;
+
+using Response = http::response<http::string_body>;
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// `text` cut to `limit` characters, for echoing user input in messages.
+std::string Shown(std::string_view text, size_t limit = 80) {
+  std::string out(text.substr(0, limit));
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool IsNameStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$';
+}
+bool IsNamePart(char c) {
+  return IsNameStart(c) || std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+// "update" or "graphics.lowerThird.play": JavaScript names joined by dots. Stricter than
+// ^[A-Za-z_$][A-Za-z0-9_$.]*$ only in refusing empty parts ("a..b", "a.").
+bool IsFunctionName(std::string_view name) {
+  if (name.empty() || name.size() > 200) return false;
+  bool part_start = true;
+  for (char c : name) {
+    if (c == '.') {
+      if (part_start) return false;
+      part_start = true;
+      continue;
+    }
+    if (part_start ? !IsNameStart(c) : !IsNamePart(c)) return false;
+    part_start = false;
+  }
+  return !part_start;
+}
+
+Result<std::string> CallExpression(std::string_view function, const json& args) {
+  if (!IsFunctionName(function)) {
+    return InvalidArgumentError(
+        "the function name '" + Shown(function) +
+        "' is not a JavaScript name (letters, digits, _ and $, not starting with a digit, parts "
+        "joined by dots), such as update, play, next or stop");
+  }
+  if (!args.is_array()) {
+    return InvalidArgumentError(
+        "args must be a JSON array of the call's arguments, such as "
+        "[{\"name\":\"Ada\"}]; it is " +
+        std::string(args.type_name()));
+  }
+  std::string expression(function);
+  expression += "(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i > 0) expression += ",";
+    // ASCII-only JSON is a JavaScript expression of the same value.
+    expression += args[i].dump(-1, ' ', true, json::error_handler_t::replace);
+  }
+  expression += ")";
+  return expression;
+}
+
+// JSON text parsed, or kInvalidArgument with the parser's own words.
+Result<json> ParseJson(std::string_view text, std::string_view what) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    std::string detail = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> from "parse".
+    if (size_t bracket = detail.find("] "); bracket != std::string::npos)
+      detail.erase(0, bracket + 2);
+    return InvalidArgumentError(std::string(what) + " is not JSON: " + detail);
+  }
+}
+
+// An output's target without what may be secret: a password in the URL, query values
+// other than harmless settings, and an RTMP stream key (the last part of the path).
+std::string RedactTarget(const std::string& target) {
+  const size_t scheme_end = target.find("://");
+  if (scheme_end == std::string::npos) return target;  // A file.
+  const std::string scheme = Lower(target.substr(0, scheme_end));
+  const size_t host_start = scheme_end + 3;
+  size_t query = target.find('?', host_start);
+  std::string base = target.substr(0, query);
+  const size_t path = base.find('/', host_start);
+  const size_t at = base.rfind('@', path);
+  if (at != std::string::npos && at >= host_start) {
+    base.replace(host_start, at - host_start, "***");
+  }
+  if (scheme.rfind("rtmp", 0) == 0) {
+    const size_t first = base.find('/', host_start);
+    const size_t last = base.rfind('/');
+    if (first != std::string::npos && last > first && last + 1 < base.size()) {
+      base.replace(last + 1, std::string::npos, "***");
+    }
+  }
+  if (query == std::string::npos) return base;
+  static const std::set<std::string> kHarmless = {"pkt_size",    "mode",    "latency",  "ttl",
+                                                  "buffer_size", "timeout", "transtype"};
+  std::string out = base + "?";
+  std::stringstream params(target.substr(query + 1));
+  std::string param;
+  bool first = true;
+  while (std::getline(params, param, '&')) {
+    const std::string key = param.substr(0, param.find('='));
+    out += (first ? "" : "&") + (kHarmless.count(Lower(key)) != 0 ? param : key + "=***");
+    first = false;
+  }
+  return out;
+}
+
+json PressureJson(std::string_view text) {
+  if (text.empty()) return nullptr;
+  Result<probe::Pressure> p = probe::ParsePressure(text);
+  if (!p.ok()) return nullptr;
+  json j = {{"cpuSomeAvg10", p->some.avg10},
+            {"cpuSomeAvg60", p->some.avg60},
+            {"cpuSomeAvg300", p->some.avg300},
+            {"cpuSomeTotalUs", p->some.total_us}};
+  if (p->full) {
+    j["cpuFullAvg10"] = p->full->avg10;
+    j["cpuFullAvg60"] = p->full->avg60;
+    j["cpuFullAvg300"] = p->full->avg300;
+    j["cpuFullTotalUs"] = p->full->total_us;
+  }
+  return j;
+}
+
+json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
+  json sources = json::array();
+  for (const SourceStatus& s : st.sources) {
+    sources.push_back(
+        {{"id", s.id},
+         {"worker", s.worker},
+         {"phase", s.phase},
+         {"visible", s.visible},
+         {"opacity", s.opacity},
+         {"fps", s.fps},
+         {"frames", s.frames},
+         {"repeated", s.repeated},
+         {"discarded", s.discarded},
+         {"skipped", s.skipped},
+         {"restarts", s.restarts},
+         {"browserPid", s.browser_pid},
+         {"lastPaintTsMs", s.last_paint_ms > 0 ? json(s.last_paint_ms) : json(nullptr)},
+         {"arrivalMs", s.arrival_ms},
+         {"drawP50Ms", s.draw_p50_ms},
+         {"drawP99Ms", s.draw_p99_ms},
+         {"prepareP50Ms", s.prepare_p50_ms},
+         {"beginP50Ms", s.begin_p50_ms},
+         {"lastError", s.last_error}});
+  }
+  json outputs = json::array();
+  for (const OutputStatus& o : st.outputs) {
+    outputs.push_back({{"id", o.id},
+                       {"target", RedactTarget(o.target)},
+                       {"frames", o.frames},
+                       {"drops", o.dropped},
+                       {"queueDepth", o.queue_depth},
+                       {"bytes", o.bytes},
+                       {"bitrateKbps", o.bitrate_kbps},
+                       {"reconnects", o.reconnects},
+                       {"connected", o.connected},
+                       {"lastError", o.last_error}});
+  }
+  return {{"sources", std::move(sources)},
+          {"clock",
+           {{"ticks", st.clock.ticks},
+            {"lateTicks", st.clock.late},
+            {"phaseP50Us", st.clock.phase_p50_us},
+            {"phaseP99Us", st.clock.phase_p99_us},
+            {"phaseMaxUs", st.clock.phase_max_us},
+            {"mixP50Us", st.clock.mix_p50_us},
+            {"mixP99Us", st.clock.mix_p99_us},
+            {"mixMaxUs", st.clock.mix_max_us},
+            {"scheduling", st.clock.scheduling}}},
+          {"outputs", std::move(outputs)},
+          {"psi", PressureJson(pressure_text)},
+          {"seconds", st.seconds}};
+}
+
+// Prometheus text exposition format 0.0.4: families with HELP and TYPE, label values
+// escaped.
+class PrometheusText {
+ public:
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+
+  void Family(const std::string& name, const char* type, const std::string& help) {
+    out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void Sample(const std::string& name, const Labels& labels, double value) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", value);
+    Write(name, labels, buf);
+  }
+  void Sample(const std::string& name, const Labels& labels, int64_t value) {
+    Write(name, labels, std::to_string(value));
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  static std::string Escape(const std::string& value) {
+    std::string out;
+    for (char c : value) {
+      if (c == '\\') {
+        out += "\\\\";
+      } else if (c == '"') {
+        out += "\\\"";
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+  void Write(const std::string& name, const Labels& labels, const std::string& value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += "{";
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (i > 0) out_ += ",";
+        out_ += labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
+      }
+      out_ += "}";
+    }
+    out_ += " " + value + "\n";
+  }
+
+  std::string out_;
+};
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kFailedPrecondition:
+      return 422;  // The page threw, or cannot load.
+    case StatusCode::kUnavailable:
+      return 503;  // Its browser is being replaced.
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+// What a command did: an HTTP status and the JSON answer ({"ok":true,...} or {"error":...}).
+struct Outcome {
+  int status = 200;
+  json body;
+};
+
+Outcome Failure(int status, std::string message) {
+  return {status, json{{"error", std::move(message)}}};
+}
+Outcome Failure(const Status& status) {
+  return Failure(HttpStatusOf(status), std::string(status.message()));
+}
+
+enum class CommandKind { kShow, kHide, kCall, kNavigate, kReload };
+
+std::optional<CommandKind> CommandNamed(std::string_view name) {
+  if (name == "show") return CommandKind::kShow;
+  if (name == "hide") return CommandKind::kHide;
+  if (name == "call") return CommandKind::kCall;
+  if (name == "navigate") return CommandKind::kNavigate;
+  if (name == "reload") return CommandKind::kReload;
+  return std::nullopt;
+}
+
+const char* NameOf(CommandKind kind) {
+  switch (kind) {
+    case CommandKind::kShow:
+      return "show";
+    case CommandKind::kHide:
+      return "hide";
+    case CommandKind::kCall:
+      return "call";
+    case CommandKind::kNavigate:
+      return "navigate";
+    case CommandKind::kReload:
+      return "reload";
+  }
+  return "?";
+}
+
+struct Command {
+  CommandKind kind = CommandKind::kShow;
+  std::string source;
+  int fade = 0;
+  std::string expression;  // kCall.
+  std::string url;         // kNavigate.
+};
+
+// A command from its fields (an HTTP body, or a WebSocket message without "command",
+// "source" and "id"). Unknown fields are refused, so a typo does not go unnoticed.
+Result<Command> ParseCommand(CommandKind kind, const std::string& source, const json& fields) {
+  if (!fields.is_object()) {
+    return InvalidArgumentError(std::string("the ") + NameOf(kind) +
+                                " command takes a JSON object, not " + fields.type_name());
+  }
+  std::vector<std::string> allowed;
+  switch (kind) {
+    case CommandKind::kShow:
+    case CommandKind::kHide:
+      allowed = {"fade"};
+      break;
+    case CommandKind::kCall:
+      allowed = {"function", "args"};
+      break;
+    case CommandKind::kNavigate:
+      allowed = {"url"};
+      break;
+    case CommandKind::kReload:
+      break;
+  }
+  for (const auto& [key, value] : fields.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string takes = allowed.empty() ? "no fields" : "";
+      for (size_t i = 0; i < allowed.size(); ++i) takes += (i > 0 ? " and " : "") + allowed[i];
+      return InvalidArgumentError("unknown field '" + Shown(key) + "' for " + NameOf(kind) +
+                                  "; it takes " + takes);
+    }
+  }
+  Command c;
+  c.kind = kind;
+  c.source = source;
+  switch (kind) {
+    case CommandKind::kShow:
+    case CommandKind::kHide:
+      if (fields.contains("fade")) {
+        const json& fade = fields["fade"];
+        if (!fade.is_number_integer() || fade.get<int64_t>() < 0 ||
+            fade.get<int64_t>() > kMaxFadeFrames) {
+          return InvalidArgumentError("fade must be a whole number of frames from 0 (a cut) to " +
+                                      std::to_string(kMaxFadeFrames) + ", not " +
+                                      Shown(Dump(fade)));
+        }
+        c.fade = static_cast<int>(fade.get<int64_t>());
+      }
+      break;
+    case CommandKind::kCall: {
+      if (!fields.contains("function") || !fields["function"].is_string()) {
+        return InvalidArgumentError(
+            "call needs \"function\": the name of the page's function, "
+            "such as \"update\", \"play\", \"next\" or \"stop\"");
+      }
+      const json args = fields.contains("args") ? fields["args"] : json::array();
+      PR_ASSIGN_OR_RETURN(c.expression,
+                          CallExpression(fields["function"].get<std::string>(), args));
+      break;
+    }
+    case CommandKind::kNavigate:
+      if (!fields.contains("url") || !fields["url"].is_string()) {
+        return InvalidArgumentError(
+            "navigate needs \"url\": an http://, https://, file:// or "
+            "data: URL");
+      }
+      c.url = fields["url"].get<std::string>();
+      PR_RETURN_IF_ERROR(CheckSourceUrl(c.url));
+      break;
+    case CommandKind::kReload:
+      break;
+  }
+  return c;
+}
+
+// %XX in a path segment decoded; nullopt when malformed.
+std::optional<std::string> PercentDecode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      return std::nullopt;
+    }
+    out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+    i += 2;
+  }
+  return out;
+}
+
+// The value of `key` in a query string, decoded.
+std::optional<std::string> QueryValue(std::string_view query, std::string_view key) {
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view param = query.substr(0, amp);
+    const size_t eq = param.find('=');
+    if (param.substr(0, eq) == key) {
+      return PercentDecode(eq == std::string_view::npos ? "" : param.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+// Whether a Host header names this machine: localhost, 127.x.x.x or [::1], with any port.
+bool IsLoopbackHost(std::string_view host) {
+  if (host.empty()) return true;  // HTTP/1.0 clients send none; a browser always does.
+  std::string name;
+  if (host.front() == '[') {
+    name = std::string(host.substr(1, host.find(']') - 1));
+  } else {
+    name = std::string(host.substr(0, host.rfind(':')));
+  }
+  name = Lower(name);
+  if (name == "localhost" || name.ends_with(".localhost")) return true;
+  boost::system::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(name, ec);
+  return !ec && address.is_loopback();
+}
+
+bool SameSecret(std::string_view given, std::string_view expected) {
+  // Constant time for a given length: the token must not leak through timing.
+  if (given.size() != expected.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+Result<std::string> TemplateCall(std::string_view function, std::string_view args_json) {
+  PR_ASSIGN_OR_RETURN(json args, ParseJson(args_json, "args"));
+  return CallExpression(function, args);
+}
+
+Status CheckSourceUrl(std::string_view url) {
+  const size_t colon = url.find(':');
+  const std::string scheme = Lower(url.substr(0, colon == std::string_view::npos ? 0 : colon));
+  const std::string_view rest = colon == std::string_view::npos ? "" : url.substr(colon + 1);
+  bool ok = false;
+  if (scheme == "http" || scheme == "https") {
+    ok = rest.starts_with("//") && rest.size() > 2 && rest[2] != '/';
+  } else if (scheme == "file") {
+    ok = rest.starts_with("//");
+  } else if (scheme == "data") {
+    ok = !rest.empty();
+  }
+  if (ok) return Status::Ok();
+  if (url.empty()) {
+    return InvalidArgumentError(
+        "the url is empty; give an http://, https://, file:// or data: "
+        "URL (reload takes none)");
+  }
+  return InvalidArgumentError(
+      "a source can be sent to http://, https://, file:// and data: URLs, "
+      "not '" +
+      Shown(url) + "'");
+}
+
+std::string StatusJson(const ShowStatus& status, std::string_view pressure_text) {
+  return Dump(StatusObject(status, pressure_text)) + "\n";
+}
+
+std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
+  PrometheusText p;
+  p.Family("pagereel_live_ticks_total", "counter",
+           "Ticks the frame clock made (one output frame each).");
+  p.Sample("pagereel_live_ticks_total", {}, st.clock.ticks);
+  p.Family("pagereel_live_late_ticks_total", "counter",
+           "Ticks that woke later than the late threshold.");
+  p.Sample("pagereel_live_late_ticks_total", {}, st.clock.late);
+  p.Family("pagereel_live_show_seconds", "gauge", "Seconds since the first tick.");
+  p.Sample("pagereel_live_show_seconds", {}, st.seconds);
+  p.Family(
+      "pagereel_live_clock_phase_seconds", "gauge",
+      "How late the clock thread woke for its ticks, over the show (quantile 1: the maximum).");
+  p.Sample("pagereel_live_clock_phase_seconds", {{"quantile", "0.5"}}, st.clock.phase_p50_us / 1e6);
+  p.Sample("pagereel_live_clock_phase_seconds", {{"quantile", "0.99"}},
+           st.clock.phase_p99_us / 1e6);
+  p.Sample("pagereel_live_clock_phase_seconds", {{"quantile", "1"}}, st.clock.phase_max_us / 1e6);
+  p.Family("pagereel_live_mix_seconds", "gauge",
+           "Time to composite one tick, over the show (quantile 1: the maximum).");
+  p.Sample("pagereel_live_mix_seconds", {{"quantile", "0.5"}}, st.clock.mix_p50_us / 1e6);
+  p.Sample("pagereel_live_mix_seconds", {{"quantile", "0.99"}}, st.clock.mix_p99_us / 1e6);
+  p.Sample("pagereel_live_mix_seconds", {{"quantile", "1"}}, st.clock.mix_max_us / 1e6);
+
+  struct SourceCounter {
+    const char* name;
+    const char* help;
+    int64_t SourceStatus::*field;
+  };
+  const SourceCounter counters[] = {
+      {"pagereel_live_source_frames_total", "New pictures a source made.", &SourceStatus::frames},
+      {"pagereel_live_source_repeated_total", "Ticks that found no new picture of a source.",
+       &SourceStatus::repeated},
+      {"pagereel_live_source_discarded_total", "Pictures replaced before any tick showed them.",
+       &SourceStatus::discarded},
+      {"pagereel_live_source_skipped_total",
+       "Ticks a source's worker was too busy to begin a frame for.", &SourceStatus::skipped},
+      {"pagereel_live_source_restarts_total", "Browser replacements of a source's worker.",
+       &SourceStatus::restarts},
+  };
+  for (const SourceCounter& c : counters) {
+    p.Family(c.name, "counter", c.help);
+    for (const SourceStatus& s : st.sources) p.Sample(c.name, {{"source", s.id}}, s.*(c.field));
+  }
+  p.Family("pagereel_live_source_visible", "gauge",
+           "1 while a source is shown (or fading in), 0 hidden.");
+  for (const SourceStatus& s : st.sources) {
+    p.Sample("pagereel_live_source_visible", {{"source", s.id}}, int64_t{s.visible ? 1 : 0});
+  }
+  p.Family("pagereel_live_source_opacity", "gauge",
+           "A source's opacity now, fades included (0 to 1).");
+  for (const SourceStatus& s : st.sources)
+    p.Sample("pagereel_live_source_opacity", {{"source", s.id}}, s.opacity);
+  p.Family("pagereel_live_source_fps", "gauge",
+           "New pictures per second a source made over the show.");
+  for (const SourceStatus& s : st.sources)
+    p.Sample("pagereel_live_source_fps", {{"source", s.id}}, s.fps);
+  p.Family("pagereel_live_source_arrival_seconds", "gauge",
+           "Smoothed arrival of a source's pictures after their ticks.");
+  for (const SourceStatus& s : st.sources) {
+    p.Sample("pagereel_live_source_arrival_seconds", {{"source", s.id}}, s.arrival_ms / 1e3);
+  }
+  p.Family("pagereel_live_source_draw_seconds", "gauge",
+           "A frame begun in a source's browser, to its reply.");
+  for (const SourceStatus& s : st.sources) {
+    p.Sample("pagereel_live_source_draw_seconds", {{"source", s.id}, {"quantile", "0.5"}},
+             s.draw_p50_ms / 1e3);
+    p.Sample("pagereel_live_source_draw_seconds", {{"source", s.id}, {"quantile", "0.99"}},
+             s.draw_p99_ms / 1e3);
+  }
+
+  struct OutputCounter {
+    const char* name;
+    const char* type;
+    const char* help;
+    int64_t OutputStatus::*field;
+  };
+  const OutputCounter outputs[] = {
+      {"pagereel_live_output_frames_total", "counter", "Frames an output encoded and sent.",
+       &OutputStatus::frames},
+      {"pagereel_live_output_dropped_total", "counter",
+       "Ticks an output did not encode (queue full or disconnected).", &OutputStatus::dropped},
+      {"pagereel_live_output_reconnects_total", "counter",
+       "Times an output was reopened after its peer failed.", &OutputStatus::reconnects},
+      {"pagereel_live_output_bytes_total", "counter", "Bytes an output wrote.",
+       &OutputStatus::bytes},
+      {"pagereel_live_output_queue_depth", "gauge", "Frames waiting in an output's queue.",
+       &OutputStatus::queue_depth},
+  };
+  for (const OutputCounter& c : outputs) {
+    p.Family(c.name, c.type, c.help);
+    for (const OutputStatus& o : st.outputs) p.Sample(c.name, {{"output", o.id}}, o.*(c.field));
+  }
+  p.Family("pagereel_live_output_connected", "gauge", "1 while an output's peer is connected.");
+  for (const OutputStatus& o : st.outputs) {
+    p.Sample("pagereel_live_output_connected", {{"output", o.id}}, int64_t{o.connected ? 1 : 0});
+  }
+
+  if (!pressure_text.empty()) {
+    if (Result<probe::Pressure> psi = probe::ParsePressure(pressure_text); psi.ok()) {
+      p.Family("pagereel_live_cpu_pressure_avg10_percent", "gauge",
+               "CPU pressure (PSI) over the last 10 s: time some (or all) runnable tasks waited "
+               "for a CPU.");
+      p.Sample("pagereel_live_cpu_pressure_avg10_percent", {{"kind", "some"}}, psi->some.avg10);
+      if (psi->full)
+        p.Sample("pagereel_live_cpu_pressure_avg10_percent", {{"kind", "full"}}, psi->full->avg10);
+      p.Family("pagereel_live_cpu_pressure_seconds_total", "counter",
+               "CPU pressure (PSI): stalled time since boot.");
+      p.Sample("pagereel_live_cpu_pressure_seconds_total", {{"kind", "some"}},
+               static_cast<double>(psi->some.total_us) / 1e6);
+      if (psi->full) {
+        p.Sample("pagereel_live_cpu_pressure_seconds_total", {{"kind", "full"}},
+                 static_cast<double>(psi->full->total_us) / 1e6);
+      }
+    }
+  }
+  return p.Take();
+}
+
+Result<std::string> PreviewJpeg(const Picture& picture, int max_width, Backdrop backdrop) {
+  const int width = picture.width;
+  const int height = picture.height;
+  if (width <= 0 || height <= 0 || max_width <= 0 ||
+      picture.pixels.size() < static_cast<size_t>(width) * height * 4) {
+    return InvalidArgumentError("no preview of a " + std::to_string(width) + "x" +
+                                std::to_string(height) + " picture at most " +
+                                std::to_string(max_width) + " wide");
+  }
+  // Box decimation by a whole factor: cheap, and plenty for a preview.
+  const int factor = std::max(1, (width + max_width - 1) / max_width);
+  const int out_width = std::max(1, width / factor);
+  const int out_height = std::max(1, height / factor);
+  const uint32_t count = static_cast<uint32_t>(factor * factor);
+  std::vector<uint8_t> rgb(static_cast<size_t>(out_width) * out_height * 3);
+  for (int y = 0; y < out_height; ++y) {
+    for (int x = 0; x < out_width; ++x) {
+      uint32_t sum[4] = {0, 0, 0, 0};
+      for (int dy = 0; dy < factor; ++dy) {
+        const uint8_t* p = picture.Row(y * factor + dy) + static_cast<size_t>(x) * factor * 4;
+        for (int dx = 0; dx < factor * 4; dx += 4) {
+          sum[0] += p[dx];
+          sum[1] += p[dx + 1];
+          sum[2] += p[dx + 2];
+          sum[3] += p[dx + 3];
+        }
+      }
+      const uint32_t alpha = (sum[3] + count / 2) / count;
+      // Premultiplied over an opaque backdrop: colour + (1 - alpha) * backdrop.
+      const uint32_t back =
+          backdrop == Backdrop::kBlack ? 0 : (((x / 8) + (y / 8)) % 2 == 0 ? 153 : 204);
+      uint8_t* out = &rgb[(static_cast<size_t>(y) * out_width + x) * 3];
+      for (int c = 0; c < 3; ++c) {
+        const uint32_t colour = (sum[c] + count / 2) / count;
+        out[c] = static_cast<uint8_t>(
+            std::min<uint32_t>(255, colour + ((255 - alpha) * back + 127) / 255));
+      }
+    }
+  }
+  std::unique_ptr<void, int (*)(tjhandle)> tj(tjInitCompress(), tjDestroy);
+  if (!tj) return InternalError("the JPEG encoder could not be set up");
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int): turbojpeg's type.
+  if (tjCompress2(tj.get(), rgb.data(), out_width, 0, out_height, TJPF_RGB, &jpeg, &size,
+                  TJSAMP_420, 80, TJFLAG_FASTDCT) != 0) {
+    std::string error = tjGetErrorStr2(tj.get());
+    tjFree(jpeg);
+    return InternalError("the preview could not be encoded as JPEG: " + error);
+  }
+  std::string bytes(reinterpret_cast<const char*>(jpeg), size);
+  tjFree(jpeg);
+  return bytes;
+}
+
+class HttpSession;
+class WsSession;
+
+struct ControlServer::Impl {
+  // Constant after Listen().
+  ControlOptions options;
+  std::string host;
+  uint16_t port = 0;
+  bool loopback = false;
+
+  // The I/O context is declared first so it is destroyed last: the handlers still queued
+  // in `calls` hold sessions whose sockets belong to it.
+  asio::io_context io{1};
+  tcp::acceptor acceptor{io};
+  asio::steady_timer push_timer{io};
+  asio::io_context calls{1};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> calls_work;
+  std::thread io_thread;
+  std::thread calls_thread;
+  std::promise<void> io_ended;
+
+  // Set by Serve(); constant afterwards.
+  Engine* engine = nullptr;
+  std::set<std::string> source_ids;
+
+  std::atomic<bool> stopping{false};
+  bool served = false;   // The owner's thread only.
+  bool stopped = false;  // The owner's thread only.
+
+  // The I/O thread only.
+  std::vector<std::weak_ptr<HttpSession>> http_sessions;
+  std::vector<std::weak_ptr<WsSession>> ws_sessions;
+  struct CachedJpeg {
+    std::shared_ptr<const Picture> picture;  // Held, so its address names it.
+    std::string jpeg;
+  };
+  CachedJpeg program_jpeg;
+  std::map<std::string, CachedJpeg> thumbnails;
+
+  void Accept();
+  void SchedulePush();
+  void PushStatus();
+  std::string ReadPressure() const;
+  std::string StatusText() { return StatusJson(engine->CurrentStatus(), ReadPressure()); }
+  bool Authorized(std::string_view authorization) const {
+    return options.token.empty() || SameSecret(authorization, "Bearer " + options.token);
+  }
+  // Runs `command`; `done` is called on the I/O thread with the outcome.
+  void Execute(Command command, std::function<void(Outcome)> done);
+  // A WebSocket message; `done` gets the reply, on the I/O thread.
+  void HandleMessage(const std::string& text, std::function<void(json)> done);
+  // The preview of `picture`, encoded once per picture.
+  Result<std::string> Preview(CachedJpeg& cache, std::shared_ptr<const Picture> picture, int width,
+                              Backdrop backdrop);
+};
+
+std::string ControlServer::Impl::ReadPressure() const {
+  if (options.pressure_file.empty()) return "";
+  std::ifstream in(options.pressure_file);
+  if (!in) return "";
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<std::string> ControlServer::Impl::Preview(CachedJpeg& cache,
+                                                 std::shared_ptr<const Picture> picture, int width,
+                                                 Backdrop backdrop) {
+  if (cache.picture != picture || cache.jpeg.empty()) {
+    PR_ASSIGN_OR_RETURN(std::string jpeg, PreviewJpeg(*picture, width, backdrop));
+    cache = {std::move(picture), std::move(jpeg)};
+  }
+  return cache.jpeg;
+}
+
+void ControlServer::Impl::Execute(Command command, std::function<void(Outcome)> done) {
+  if (source_ids.count(command.source) == 0) {
+    std::string known;
+    for (const std::string& id : source_ids) known += (known.empty() ? "" : ", ") + id;
+    return done(Failure(
+        404, "no source is called '" + Shown(command.source) + "'; the sources are " + known));
+  }
+  if (command.kind == CommandKind::kShow || command.kind == CommandKind::kHide) {
+    const bool visible = command.kind == CommandKind::kShow;
+    Status set = engine->SetVisible(command.source, visible, command.fade);
+    if (!set.ok()) return done(Failure(set));
+    return done(
+        {200,
+         {{"ok", true}, {"source", command.source}, {"visible", visible}, {"fade", command.fade}}});
+  }
+  // Calls and navigations talk to the browser: on the calls thread, one at a time.
+  asio::post(calls, [this, command = std::move(command), done = std::move(done)]() mutable {
+    Outcome outcome;
+    if (stopping) {
+      outcome = Failure(503, "the show is ending");
+    } else if (command.kind == CommandKind::kCall) {
+      Result<std::string> value = engine->CallSource(command.source, command.expression);
+      if (!value.ok()) {
+        outcome = Failure(value.status());
+      } else {
+        json result = json::parse(*value, nullptr, false);
+        if (result.is_discarded()) result = *value;
+        outcome = {200, {{"ok", true}, {"source", command.source}, {"result", std::move(result)}}};
+      }
+    } else {
+      Status navigated = engine->Navigate(command.source, command.url);
+      outcome = navigated.ok() ? Outcome{200, {{"ok", true}, {"source", command.source}}}
+                               : Failure(navigated);
+      if (navigated.ok() && !command.url.empty()) outcome.body["url"] = command.url;
+    }
+    asio::post(io, [done = std::move(done), outcome = std::move(outcome)]() mutable {
+      done(std::move(outcome));
+    });
+  });
+}
+
+namespace {
+
+// The reply to a WebSocket command: the outcome's body, tagged.
+json Reply(const json& id, const std::string& command, Outcome outcome) {
+  json r = {{"type", "reply"}};
+  if (!id.is_null()) r["id"] = id;
+  if (!command.empty()) r["command"] = command;
+  if (outcome.status != 200) r["status"] = outcome.status;
+  for (auto& [key, value] : outcome.body.items()) r[key] = std::move(value);
+  return r;
+}
+
+}  // namespace
+
+void ControlServer::Impl::HandleMessage(const std::string& text, std::function<void(json)> done) {
+  Result<json> message = ParseJson(text, "the message");
+  if (!message.ok()) return done(Reply(nullptr, "", Failure(message.status())));
+  json fields = std::move(message).value();
+  if (!fields.is_object()) {
+    return done(Reply(nullptr, "",
+                      Failure(400,
+                              "a message is a JSON object such as "
+                              "{\"command\":\"show\",\"source\":\"ID\"}")));
+  }
+  json id = nullptr;
+  if (fields.contains("id")) {
+    id = fields["id"];
+    fields.erase("id");
+  }
+  if (!fields.contains("command") || !fields["command"].is_string()) {
+    return done(Reply(id, "",
+                      Failure(400,
+                              "the message has no \"command\": show, hide, call, "
+                              "navigate or reload")));
+  }
+  const std::string name = fields["command"].get<std::string>();
+  fields.erase("command");
+  const std::optional<CommandKind> kind = CommandNamed(name);
+  if (!kind) {
+    return done(Reply(id, "",
+                      Failure(400, "unknown command '" + Shown(name) +
+                                       "'; the commands are show, hide, call, navigate "
+                                       "and reload")));
+  }
+  if (!fields.contains("source") || !fields["source"].is_string()) {
+    return done(
+        Reply(id, name, Failure(400, "the " + name + " command needs \"source\": a source's id")));
+  }
+  const std::string source = fields["source"].get<std::string>();
+  fields.erase("source");
+  if (source_ids.count(source) == 0) {
+    return done(Reply(id, name, Failure(404, "no source is called '" + Shown(source) + "'")));
+  }
+  Result<Command> command = ParseCommand(*kind, source, fields);
+  if (!command.ok()) return done(Reply(id, name, Failure(command.status())));
+  Execute(std::move(command).value(), [id, name, done = std::move(done)](Outcome outcome) {
+    done(Reply(id, name, std::move(outcome)));
+  });
+}
+
+// One WebSocket client: commands in, replies and status pushes out. Beast allows one write
+// at a time, so what is sent waits in a queue.
+class WsSession : public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(tcp::socket socket, ControlServer::Impl& server)
+      : ws_(std::move(socket)), server_(server) {}
+
+  void Accept(http::request<http::string_body> request) {
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& r) { r.set(http::field::server, "pagereel"); }));
+    ws_.read_message_max(kMaxBodyBytes);
+    ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->server_.stopping) return;
+      self->server_.ws_sessions.push_back(self);
+      self->Send(self->server_.StatusText(), /*droppable=*/true);  // At once, not in a second.
+      self->Read();
+    });
+  }
+
+  // Queues a text message. A status push is dropped when the client has not read the last
+  // ones; replies are always queued.
+  void Send(std::string text, bool droppable) {
+    if (closing_) return;
+    if (droppable && queue_.size() >= kMaxQueuedPushes) return;
+    queue_.push_back(std::move(text));
+    if (queue_.size() == 1) WriteNext();
+  }
+
+  // Sends a close frame once the queue is written.
+  void Close() {
+    if (closing_) return;
+    closing_ = true;
+    if (queue_.empty()) SendClose();
+  }
+
+ private:
+  void Read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return;  // Closed, or a message over the limit: the session ends.
+      std::string text = beast::buffers_to_string(self->buffer_.data());
+      self->buffer_.consume(self->buffer_.size());
+      self->server_.HandleMessage(text, [self](json reply) { self->Send(Dump(reply), false); });
+      self->Read();
+    });
+  }
+
+  void WriteNext() {
+    ws_.text(true);
+    ws_.async_write(asio::buffer(queue_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->queue_.pop_front();
+                      if (ec) {
+                        self->closing_ = true;
+                        self->queue_.clear();
+                        return;
+                      }
+                      if (!self->queue_.empty()) return self->WriteNext();
+                      if (self->closing_) self->SendClose();
+                    });
+  }
+
+  void SendClose() {
+    ws_.async_close(websocket::close_code::going_away,
+                    [self = shared_from_this()](beast::error_code) {});
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  ControlServer::Impl& server_;
+  beast::flat_buffer buffer_;
+  std::deque<std::string> queue_;
+  bool closing_ = false;
+};
+
+// One HTTP client connection: reads requests one after another (keep-alive), answers them
+// on the I/O thread, or hands a browser call to the calls thread and answers when it is
+// back; an upgrade on /ws becomes a WsSession.
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket socket, ControlServer::Impl& server)
+      : stream_(std::move(socket)), server_(server) {}
+
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(kMaxBodyBytes);
+    parser_->header_limit(kMaxHeaderBytes);
+    stream_.expires_after(kIdleTimeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+ private:
+  void OnRead(beast::error_code ec) {
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      return Write(Json(Failure(413, "the body is larger than 1 MiB, the most a command may be")));
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      return Write(Json(Failure(431, "the request's headers are larger than 16 KiB")));
+    }
+    if (ec) {
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+          ec != asio::error::connection_reset && ec != asio::error::operation_aborted &&
+          stream_.socket().is_open()) {
+        keep_alive_ = false;
+        return Write(Json(Failure(400, "the request is not valid HTTP/1.1: " + ec.message())));
+      }
+      return Close();
+    }
+    request_ = parser_->release();
+    keep_alive_ = request_.keep_alive();
+    Route();
+  }
+
+  Response Json(const Outcome& outcome) {
+    Response r{static_cast<http::status>(outcome.status), 11};
+    r.set(http::field::content_type, "application/json");
+    r.body() = Dump(outcome.body) + "\n";
+    if (outcome.status == 401) r.set(http::field::www_authenticate, "Bearer");
+    return r;
+  }
+
+  Response Body(std::string content_type, std::string body) {
+    Response r{http::status::ok, 11};
+    r.set(http::field::content_type, std::move(content_type));
+    r.body() = std::move(body);
+    return r;
+  }
+
+  Response NotAllowed(const char* allowed) {
+    Response r = Json(Failure(405, std::string("this route takes ") + allowed));
+    r.set(http::field::allow, allowed);
+    return r;
+  }
+
+  // A page of another site must not drive the show through a visitor's browser: the Host
+  // of a loopback server must name this machine (no DNS rebinding), and a browser's Origin
+  // must be this server.
+  std::optional<Outcome> CheckCaller() const {
+    const std::string_view host = request_[http::field::host];
+    if (server_.loopback && !IsLoopbackHost(host)) {
+      return Failure(403, "the Host header '" + Shown(host) +
+                              "' does not name this machine; the control server on a loopback "
+                              "address answers only requests for localhost, 127.0.0.1 or [::1]");
+    }
+    const std::string_view origin = request_[http::field::origin];
+    if (!origin.empty() && origin != "http://" + std::string(host)) {
+      return Failure(403, "requests from pages of " + Shown(origin) +
+                              " are refused; only the operator page served here may send "
+                              "commands from a browser");
+    }
+    return std::nullopt;
+  }
+
+  void Route() {
+    const std::string_view target = request_.target();
+    const size_t question = target.find('?');
+    const std::string_view path = target.substr(0, question);
+    const std::string_view query =
+        question == std::string_view::npos ? "" : target.substr(question + 1);
+    const http::verb method = request_.method();
+    const bool get = method == http::verb::get;
+
+    if (std::optional<Outcome> refused = CheckCaller()) return Write(Json(*refused));
+    if (websocket::is_upgrade(request_)) {
+      if (path != "/ws") return Write(Json(Failure(404, "WebSocket connections go to /ws")));
+      std::optional<std::string> token = QueryValue(query, "token");
+      if (!server_.Authorized(request_[http::field::authorization]) &&
+          !(token && server_.Authorized("Bearer " + *token))) {
+        return Write(Json(Failure(401,
+                                  "this show's control needs its token: an \"Authorization: "
+                                  "Bearer TOKEN\" header, or /ws?token=TOKEN")));
+      }
+      std::make_shared<WsSession>(stream_.release_socket(), server_)->Accept(std::move(request_));
+      return;
+    }
+    if (path == "/" || path == "/index.html") {
+      if (!get) return Write(NotAllowed("GET"));
+      return Write(Body("text/html; charset=utf-8", kOperatorPage));
+    }
+    if (path == "/status") {
+      if (!get) return Write(NotAllowed("GET"));
+      return Write(Body("application/json", server_.StatusText()));
+    }
+    if (path == "/metrics") {
+      if (!get) return Write(NotAllowed("GET"));
+      return Write(Body("text/plain; version=0.0.4; charset=utf-8",
+                        MetricsText(server_.engine->CurrentStatus(), server_.ReadPressure())));
+    }
+    if (path == "/ws") {
+      Response r = Json(Failure(426, "/ws is a WebSocket: connect with a WebSocket client"));
+      r.set(http::field::upgrade, "websocket");
+      return Write(std::move(r));
+    }
+    if (!server_.Authorized(request_[http::field::authorization])) {
+      return Write(Json(Failure(401,
+                                "this show's control needs its token: send \"Authorization: "
+                                "Bearer TOKEN\"")));
+    }
+    if (path == "/program.jpg") {
+      if (!get) return Write(NotAllowed("GET"));
+      std::shared_ptr<const Picture> program = server_.engine->Program();
+      if (!program) {
+        Response r = Json(Failure(503, "no program picture yet: the show has not ticked"));
+        r.set(http::field::retry_after, "1");
+        return Write(std::move(r));
+      }
+      Result<std::string> jpeg = server_.Preview(server_.program_jpeg, std::move(program),
+                                                 kProgramPreviewWidth, Backdrop::kBlack);
+      if (!jpeg.ok()) return Write(Json(Failure(jpeg.status())));
+      return Write(Body("image/jpeg", std::move(jpeg).value()));
+    }
+    constexpr std::string_view kSources = "/sources/";
+    if (path.starts_with(kSources)) {
+      const std::string_view rest = path.substr(kSources.size());
+      const size_t slash = rest.find('/');
+      std::optional<std::string> id = PercentDecode(rest.substr(0, slash));
+      const std::string_view action = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+      if (!id)
+        return Write(Json(Failure(400, "the source id in " + Shown(path) + " has a bad %-escape")));
+      if (server_.source_ids.count(*id) == 0) {
+        return Write(Json(Failure(404, "no source is called '" + Shown(*id) + "'")));
+      }
+      if (action == "thumbnail.jpg") {
+        if (!get) return Write(NotAllowed("GET"));
+        std::shared_ptr<const Picture> picture = server_.engine->SourcePicture(*id);
+        if (!picture) {
+          Response r = Json(Failure(503, "source '" + *id + "' has made no picture yet"));
+          r.set(http::field::retry_after, "1");
+          return Write(std::move(r));
+        }
+        Result<std::string> jpeg = server_.Preview(server_.thumbnails[*id], std::move(picture),
+                                                   kThumbnailWidth, Backdrop::kCheckerboard);
+        if (!jpeg.ok()) return Write(Json(Failure(jpeg.status())));
+        return Write(Body("image/jpeg", std::move(jpeg).value()));
+      }
+      if (std::optional<CommandKind> kind = CommandNamed(action)) {
+        if (method != http::verb::post) return Write(NotAllowed("POST"));
+        const std::string& body = request_.body();
+        json fields = json::object();
+        if (body.find_first_not_of(" \t\r\n") != std::string::npos) {
+          Result<json> parsed = ParseJson(body, "the body");
+          if (!parsed.ok()) return Write(Json(Failure(parsed.status())));
+          fields = std::move(parsed).value();
+        }
+        Result<Command> command = ParseCommand(*kind, *id, fields);
+        if (!command.ok()) return Write(Json(Failure(command.status())));
+        server_.Execute(std::move(command).value(), [self = shared_from_this()](Outcome outcome) {
+          self->Write(self->Json(outcome));
+        });
+        return;
+      }
+      return Write(Json(Failure(404, "no route " + Shown(path) +
+                                         "; a source takes POST show, hide, call, navigate, "
+                                         "reload and GET thumbnail.jpg")));
+    }
+    Write(Json(Failure(404, "no route " + Shown(path) +
+                                "; the routes are /, /status, /metrics, /program.jpg, /ws and "
+                                "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg}")));
+  }
+
+  void Write(Response r) {
+    if (!stream_.socket().is_open()) return;
+    r.keep_alive(keep_alive_ && !server_.stopping);
+    r.set(http::field::server, "pagereel");
+    r.set(http::field::cache_control, "no-store");
+    r.prepare_payload();
+    auto response = std::make_shared<Response>(std::move(r));
+    stream_.expires_after(kIdleTimeout);
+    http::async_write(stream_, *response,
+                      [self = shared_from_this(), response](beast::error_code ec, size_t) {
+                        if (ec || !response->keep_alive()) return self->Close();
+                        self->Read();
+                      });
+  }
+
+  beast::tcp_stream stream_;
+  ControlServer::Impl& server_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> request_;
+  bool keep_alive_ = true;
+};
+
+void ControlServer::Impl::Accept() {
+  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+    } else if (!stopping) {
+      std::erase_if(http_sessions, [](const auto& s) { return s.expired(); });
+      auto session = std::make_shared<HttpSession>(std::move(socket), *this);
+      http_sessions.push_back(session);
+      session->Read();
+    }
+    Accept();
+  });
+}
+
+void ControlServer::Impl::SchedulePush() {
+  push_timer.expires_after(options.status_push_every);
+  push_timer.async_wait([this](beast::error_code ec) {
+    if (ec || stopping) return;
+    PushStatus();
+    SchedulePush();
+  });
+}
+
+void ControlServer::Impl::PushStatus() {
+  std::erase_if(ws_sessions, [](const auto& s) { return s.expired(); });
+  if (ws_sessions.empty()) return;
+  const std::string text = StatusText();
+  for (const auto& weak : ws_sessions) {
+    if (std::shared_ptr<WsSession> s = weak.lock()) s->Send(text, /*droppable=*/true);
+  }
+}
+
+ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlServer::~ControlServer() { Stop(); }
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const ControlOptions& options) {
+  const std::string& listen = options.listen;
+  const size_t colon = listen.rfind(':');
+  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
+  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (Lower(host) == "localhost") host = "127.0.0.1";
+  boost::system::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(host, ec);
+  if (ec || port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port_text) > 65535) {
+    return InvalidArgumentError(
+        "the control address '" + Shown(listen) +
+        "' is not HOST:PORT with a numeric address or localhost "
+        "(127.0.0.1:8090, [::1]:8090, 0.0.0.0:8090; port 0 picks a free one)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (impl->options.status_push_every <= std::chrono::milliseconds(0)) {
+    impl->options.status_push_every = std::chrono::milliseconds(1000);
+  }
+  const tcp::endpoint endpoint(address, static_cast<uint16_t>(std::stoi(port_text)));
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return UnavailableError("cannot listen on " + listen + ": " + ec.message());
+  impl->host = address.to_string();
+  impl->port = impl->acceptor.local_endpoint().port();
+  impl->loopback = address.is_loopback();
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::Start(Engine& engine,
+                                                            const ControlOptions& options) {
+  PR_ASSIGN_OR_RETURN(std::unique_ptr<ControlServer> server, Listen(options));
+  server->Serve(engine);
+  return server;
+}
+
+void ControlServer::Serve(Engine& engine) {
+  Impl& s = *impl_;
+  if (s.served || s.stopped) return;
+  s.served = true;
+  s.engine = &engine;
+  for (const SourceStatus& source : engine.CurrentStatus().sources) s.source_ids.insert(source.id);
+  s.Accept();
+  s.SchedulePush();
+  s.calls_work.emplace(s.calls.get_executor());
+  s.io_thread = std::thread([&s] {
+    SetCurrentThreadName("live-control");
+    s.io.run();
+    s.io_ended.set_value();
+  });
+  s.calls_thread = std::thread([&s] {
+    SetCurrentThreadName("live-ctl-calls");
+    s.calls.run();
+  });
+}
+
+void ControlServer::Stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return;
+  s.stopped = true;
+  s.stopping = true;
+  if (!s.served) {
+    beast::error_code ignored;
+    s.acceptor.close(ignored);
+    return;
+  }
+  std::promise<void> closed;
+  asio::post(s.io, [&s, &closed] {
+    beast::error_code ignored;
+    s.acceptor.close(ignored);
+    s.push_timer.cancel();
+    for (const auto& weak : s.ws_sessions) {
+      if (std::shared_ptr<WsSession> ws = weak.lock()) ws->Close();
+    }
+    for (const auto& weak : s.http_sessions) {
+      if (std::shared_ptr<HttpSession> http = weak.lock()) http->Close();
+    }
+    closed.set_value();
+  });
+  closed.get_future().wait();
+  // A browser call in progress finishes (the engine bounds it); queued ones are dropped.
+  s.calls_work.reset();
+  s.calls.stop();
+  s.calls_thread.join();
+  // The I/O thread ends by itself once the close frames are answered.
+  if (s.io_ended.get_future().wait_for(kCloseGrace) != std::future_status::ready) s.io.stop();
+  s.io_thread.join();
+}
+
+uint16_t ControlServer::port() const { return impl_->port; }
+const std::string& ControlServer::host() const { return impl_->host; }
+bool ControlServer::loopback() const { return impl_->loopback; }
+
+std::string ControlServer::Url() const {
+  const bool v6 = impl_->host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + impl_->host + "]" : impl_->host) + ":" +
+         std::to_string(impl_->port) + "/";
+}
+
+}  // namespace pagereel::live
