@@ -17,6 +17,10 @@ struct LivePage::Shared {
 
 namespace {
 
+// Further tries at reading back a changed frame (measured: 2-4 tries fix every failure
+// after a load; a live source gives up sooner and repeats its last picture).
+constexpr int kReadbackRetries = 2;
+
 double Millis(std::chrono::nanoseconds t) { return static_cast<double>(t.count()) / 1e6; }
 
 }  // namespace
@@ -128,6 +132,12 @@ Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
     params["screenshot"] = {{"format", "jpeg"}, {"quality", options_.jpeg_quality}};
   }
   PR_ASSIGN_OR_RETURN(cdp::Message reply, SendBeginFrame(params.dump()));
+  // Chromium sometimes cannot read the surface back ("Readback from surface failed",
+  // DESIGN.md); the same frame time again gives the picture without running another
+  // animation frame.
+  for (int retry = 0; retry < kReadbackRetries && !cdp::Has(reply, {"result", "screenshotData"}); ++retry) {
+    PR_ASSIGN_OR_RETURN(reply, SendBeginFrame(params.dump()));
+  }
   if (force_screenshot) {
     Result<bool> damage = cdp::GetBool(reply, {"result", "hasDamage"});
     frame.has_damage = damage.ok() && *damage;

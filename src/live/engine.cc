@@ -19,6 +19,7 @@
 #include "capture/live_page.h"
 #include "live/compositor.h"
 #include "live/frame_slot.h"
+#include "live/tick_schedule.h"
 #include "probe/clock_probe.h"
 
 namespace pagereel::live {
@@ -176,9 +177,8 @@ struct Output {
 
 class Engine::Impl {
  public:
-  Impl(const ShowSpec& show, probe::TickClock& clock) : show_(show), clock_(clock), as_run_(show.as_run_log) {
-    period_ns_ = Rational::Make(int64_t{1'000'000'000} * show.fps.den, show.fps.num);
-  }
+  Impl(const ShowSpec& show, probe::TickClock& clock)
+      : show_(show), clock_(clock), as_run_(show.as_run_log) {}
 
   ~Impl() { Shutdown(); }
 
@@ -214,8 +214,8 @@ class Engine::Impl {
     std::jthread thread;
   };
 
-  int64_t TickNs(int64_t n) const { return probe::TickDeadlineNs(start_ns_, period_ns_, n); }
-  nanoseconds Period() const { return nanoseconds(period_ns_.num / period_ns_.den); }
+  int64_t TickNs(int64_t n) const { return schedule_.TickNs(n); }
+  nanoseconds Period() const { return nanoseconds(schedule_.period_ns().num / schedule_.period_ns().den); }
   int64_t CurrentTick() const { return ticks_made_.load(); }
 
   Status LaunchWorker(Worker& w);
@@ -235,13 +235,13 @@ class Engine::Impl {
   // Constant after Start().
   const ShowSpec show_;
   probe::TickClock& clock_;
-  Rational period_ns_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Output>> outputs_;
   AsRunLog as_run_;
 
-  std::atomic<int64_t> start_ns_{0};  // Monotonic time of tick 0; set before any thread reads it.
+  // Tick 0 is set by Run() before it starts the threads that read it.
+  TickSchedule schedule_{0, Rational{25, 1}};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};  // The clock has stopped; outputs send what they hold.
   std::atomic<int64_t> ticks_made_{0};
@@ -317,7 +317,7 @@ Status Engine::Impl::Start() {
     Worker& w = *workers_[k];
     w.index = static_cast<int>(k);
     const Rational phase = show_.clock.stagger ? StaggerPhase(w.index) : Rational{0, 1};
-    w.phase_offset = nanoseconds(probe::TickDeadlineNs(0, Rational::Make(period_ns_.num * phase.num, period_ns_.den * phase.den), 1));
+    w.phase_offset = nanoseconds(TickSchedule(0, show_.fps).PhaseOffsetNs(phase));
     for (Source* s : w.sources) s->phase = phase;
     PR_RETURN_IF_ERROR(LaunchWorker(w));
   }
@@ -364,7 +364,10 @@ Status Engine::Impl::Start() {
 
 Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   Status clock_status;
-  start_ns_ = clock_.MonotonicNs() + 20'000'000;  // Time for the threads to get going.
+  // Time for the threads to get going before tick 0.
+  const int64_t mono = clock_.MonotonicNs();
+  const int64_t wall = clock_.RealtimeNs();
+  schedule_ = TickSchedule(mono + 20'000'000, show_.fps);
   for (auto& out : outputs_) {
     Output* o = out.get();
     o->thread = std::jthread([this, o] {
@@ -384,6 +387,10 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
                       " at " + show_.fps.ToString() + " fps, " + std::to_string(sources_.size()) +
                       " sources on " + std::to_string(workers_.size()) + " workers, " +
                       std::to_string(outputs_.size()) + " outputs");
+  // Where the program's timeline sits on the wall clock: frame n is at this + n periods.
+  char tick0[64];
+  std::snprintf(tick0, sizeof tick0, "%.3f", static_cast<double>(wall + (schedule_.TickNs(0) - mono)) / 1e6);
+  as_run_.Line(0, std::string("tick 0 at ") + tick0 + " ms (Unix time)");
   {
     std::jthread clock_thread([&] {
       SetCurrentThreadName("live-clock");
@@ -527,9 +534,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
     }
     // The next tick whose instant (at this worker's phase) is still ahead; the ones passed
     // meanwhile are skipped, and their ticks repeat the sources' pictures.
-    const int64_t now = clock_.MonotonicNs();
-    int64_t next = n + 1;
-    while (TickNs(next) + w.phase_offset.count() < now) ++next;
+    const int64_t next = schedule_.NextTick(n, clock_.MonotonicNs(), w.phase_offset.count());
     for (Source* s : w.sources) s->skipped += next - n - 1;
     n = next;
   }
