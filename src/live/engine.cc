@@ -276,8 +276,12 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
     options.alpha = s->spec.transparent;
     options.timeout = kHangTimeout;
     options.name = "'" + s->spec.id + "' (" + s->spec.url.substr(0, 80) + ")";
-    PR_ASSIGN_OR_RETURN(auto page, capture::LivePage::Open(*browser, options));
-    pages.push_back(std::move(page));
+    Result<std::unique_ptr<capture::LivePage>> page = capture::LivePage::Open(*browser, options);
+    if (!page.ok()) {
+      return Status(page.status().code(),
+                    "source '" + s->spec.id + "': " + std::string(page.status().message()));
+    }
+    pages.push_back(std::move(page).value());
   }
   for (Source* s : w.sources) s->browser_pid = browser->pid();
   std::lock_guard lock(w.page_mu);

@@ -36,6 +36,11 @@ expect_usage bad-scheme "sends to udp://" --source "$work/page.html" --output "h
 expect_usage no-folder "does not exist" --source "$work/page.html" --output "$work/none/a.mp4"
 expect_usage both "either the file or" "$work/show.toml" --source "$work/page.html"
 expect_usage no-show-file "cannot read show file" "$work/missing.toml"
+# A server nobody runs: refused at start, naming the source (nothing listens on a port the
+# kernel just gave back).
+free_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+expect_usage unreachable-http "source 'source1': cannot load http://127.0.0.1:$free_port/" \
+  --source "http://127.0.0.1:$free_port/" --output "$work/a.mp4" --control none
 
 cat >"$work/bad-key.toml" <<TOML
 [format]
