@@ -99,7 +99,10 @@ Result<cdp::Message> LivePage::SendBeginFrame(const std::string& params) {
   if (reply.status().code() == StatusCode::kUnavailable) {
     return UnavailableError("the browser of " + name_ + " went away: " + browser_.ExitDescription());
   }
-  if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+  if (reply.status().code() == StatusCode::kDeadlineExceeded ||
+      reply.status().message().find("Another frame is pending") != std::string_view::npos) {
+    // A frame that never completed (seen when one was begun while a navigation swapped
+    // renderers on a busy machine) blocks every later one: the browser is as good as hung.
     return DeadlineExceededError("the page " + name_ + " did not draw a frame within " +
                                  std::to_string(options_.timeout.count()) + " ms");
   }
