@@ -4,18 +4,10 @@
 //
 // node naive.mjs URL OUT.mp4 WIDTH HEIGHT FRAMES FPS
 import { spawn } from 'node:child_process';
-import puppeteer from 'puppeteer-core';
+import { openPage } from './launch.mjs';
 
 const [url, out, width, height, frames, fps] = process.argv.slice(2);
-const browser = await puppeteer.launch({
-  executablePath: process.env.PAGEREEL_BROWSER || '/usr/lib/chromium/chromium-headless-shell',
-  headless: 'shell',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = await browser.newPage();
-await page.setViewport({ width: Number(width), height: Number(height) });
-await page.goto(url, { waitUntil: 'load' });
+const { browser, page } = await openPage(url, width, height);
 
 const ffmpeg = spawn('ffmpeg', ['-v', 'error', '-y', '-f', 'image2pipe', '-framerate', fps,
   '-c:v', 'mjpeg', '-i', '-', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '14',

@@ -1,23 +1,16 @@
 // What people do today to stream a page: puppeteer-core with Page.startScreencast (JPEG
 // frames as Chromium's compositor produces them), each frame piped to ffmpeg, which stamps
-// it with the wall clock and makes a constant-rate stream of it (repeating or dropping). The reference for bench/live/vs_screencast.sh (it sits here for this folder's
+// it with the wall clock and makes a constant-rate stream of it (repeating or dropping).
+// The reference for bench/live/vs_screencast.sh (it sits here for this folder's
 // node_modules); it records when each frame arrived.
 //
 // node screencast.mjs URL OUT.mp4 WIDTH HEIGHT SECONDS FPS
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import puppeteer from 'puppeteer-core';
+import { openPage } from './launch.mjs';
 
 const [url, out, width, height, seconds, fps] = process.argv.slice(2);
-const browser = await puppeteer.launch({
-  executablePath: process.env.PAGEREEL_BROWSER || '/usr/lib/chromium/chromium-headless-shell',
-  headless: 'shell',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = await browser.newPage();
-await page.setViewport({ width: Number(width), height: Number(height) });
-await page.goto(url, { waitUntil: 'load' });
+const { browser, page } = await openPage(url, width, height);
 const session = await page.createCDPSession();
 
 const ffmpeg = spawn('ffmpeg', ['-v', 'error', '-y', '-use_wallclock_as_timestamps', '1',

@@ -225,11 +225,19 @@ class Engine::Impl {
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
   void OutputLoop(Output& out);
   Result<std::unique_ptr<encode::VideoStream>> OpenOutput(Output& out);
-  Worker* WorkerOf(const std::string& id, size_t* page_index);
+  // A source's page, with its browser (which must outlive it) and the source, for a
+  // control call made without holding the worker's lock.
+  struct PageRef {
+    std::shared_ptr<browser::Browser> browser;
+    std::shared_ptr<capture::LivePage> page;
+    Source* source;
+  };
+  Result<PageRef> PageOf(const std::string& id);
   Source* SourceOf(const std::string& id);
   void Shutdown();
-  // After a restart: waits for the pages to load, then replays the template calls each
-  // source had received since its page was loaded, so a lower third comes back as it was.
+  // After a restart: waits for the pages to load (the sources keep their last pictures
+  // meanwhile), then replays the template calls each source had received since its page
+  // was loaded, so a lower third comes back as it was.
   void RestoreState(Worker& w);
 
   // Constant after Start().
@@ -721,18 +729,6 @@ Source* Engine::Impl::SourceOf(const std::string& id) {
   return nullptr;
 }
 
-Engine::Impl::Worker* Engine::Impl::WorkerOf(const std::string& id, size_t* page_index) {
-  for (auto& w : workers_) {
-    for (size_t i = 0; i < w->sources.size(); ++i) {
-      if (w->sources[i]->spec.id == id) {
-        *page_index = i;
-        return w.get();
-      }
-    }
-  }
-  return nullptr;
-}
-
 Status Engine::Impl::SetVisible(const std::string& id, bool visible, int fade_frames) {
   Source* s = SourceOf(id);
   if (s == nullptr) return NotFoundError("no source is called '" + id + "'");
@@ -750,25 +746,26 @@ Status Engine::Impl::SetVisible(const std::string& id, bool visible, int fade_fr
   return Status::Ok();
 }
 
-Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::string& expression) {
-  size_t i = 0;
-  Worker* w = WorkerOf(id, &i);
-  if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
-  std::shared_ptr<browser::Browser> browser;  // Outlives `page`, which refers to it.
-  std::shared_ptr<capture::LivePage> page;
-  {
-    std::lock_guard lock(w->page_mu);
-    if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
-    browser = w->browser;
-    page = w->pages[i];
+Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
+  for (auto& w : workers_) {
+    for (size_t i = 0; i < w->sources.size(); ++i) {
+      if (w->sources[i]->spec.id != id) continue;
+      std::lock_guard lock(w->page_mu);
+      if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
+      return PageRef{w->browser, w->pages[i], w->sources[i]};
+    }
   }
+  return NotFoundError("no source is called '" + id + "'");
+}
+
+Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::string& expression) {
+  PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
   as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
-  Result<std::string> result = page->Evaluate(expression);
+  Result<std::string> result = ref.page->Evaluate(expression);
   if (result.ok()) {
-    Source* s = SourceOf(id);
-    std::lock_guard lock(s->mu);
-    if (s->calls.size() == kRememberedCalls) s->calls.erase(s->calls.begin());
-    s->calls.push_back(expression);
+    std::lock_guard lock(ref.source->mu);
+    if (ref.source->calls.size() == kRememberedCalls) ref.source->calls.erase(ref.source->calls.begin());
+    ref.source->calls.push_back(expression);
   }
   return result;
 }
@@ -781,7 +778,8 @@ void Engine::Impl::RestoreState(Worker& w) {
       std::lock_guard lock(w.sources[i]->mu);
       calls = w.sources[i]->calls;
     }
-    if (calls.empty()) continue;
+    // Also without calls to replay: a picture taken before the page has loaded would put a
+    // blank source on air where its last picture still stands.
     while (!w.pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(milliseconds(20));
     }
@@ -797,23 +795,12 @@ void Engine::Impl::RestoreState(Worker& w) {
 }
 
 Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
-  size_t i = 0;
-  Worker* w = WorkerOf(id, &i);
-  if (w == nullptr) return NotFoundError("no source is called '" + id + "'");
-  std::shared_ptr<browser::Browser> browser;  // Outlives `page`, which refers to it.
-  std::shared_ptr<capture::LivePage> page;
-  {
-    std::lock_guard lock(w->page_mu);
-    if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
-    browser = w->browser;
-    page = w->pages[i];
-  }
+  PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
   as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
-  PR_RETURN_IF_ERROR(page->Navigate(url));
-  Source* s = SourceOf(id);
-  std::lock_guard lock(s->mu);
-  if (!url.empty()) s->current_url = url;
-  s->calls.clear();  // A new document starts from its own state.
+  PR_RETURN_IF_ERROR(ref.page->Navigate(url));
+  std::lock_guard lock(ref.source->mu);
+  if (!url.empty()) ref.source->current_url = url;
+  ref.source->calls.clear();  // A new document starts from its own state.
   return Status::Ok();
 }
 
