@@ -12,8 +12,10 @@ fi
 packages=(
   # Toolchain.
   build-essential cmake ninja-build ccache pkg-config git
-  # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell).
-  chromium-headless-shell fonts-dejavu-core
+  # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell),
+  # and its fonts: films must not depend on the machine, and the development machines' image
+  # has DejaVu's extra faces (italic, condensed) too, so every machine gets them.
+  chromium-headless-shell fonts-dejavu-core fonts-dejavu-extra
   # Encoding, image decode.
   libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libspng-dev

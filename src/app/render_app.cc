@@ -95,7 +95,7 @@ class ProgressPrinter {
     if (!last && now - last_print_ < every) return;
     last_print_ = now;
     double elapsed = p.elapsed.count();
-    double fps = elapsed > 0 ? static_cast<double>(p.frames_done) / elapsed : 0;
+    double fps = elapsed > 0 ? static_cast<double>(p.frames_done - p.frames_resumed) / elapsed : 0;
     double eta = fps > 0 ? static_cast<double>(p.frames_total - p.frames_done) / fps : 0;
     switch (style_) {
       case ProgressStyle::kBar: {
@@ -156,7 +156,7 @@ std::string WithFlagHints(const Status& status) {
   return text;
 }
 
-int Fail(const Status& status, ProgressStyle style) {
+int Fail(const Status& status, ProgressStyle style, const char* command = "render") {
   std::string text = WithFlagHints(status);
   if (style == ProgressStyle::kJson) {
     nlohmann::json event = {{"event", "error"},
@@ -164,7 +164,7 @@ int Fail(const Status& status, ProgressStyle style) {
                             {"message", text}};
     std::fprintf(stderr, "%s\n", event.dump().c_str());
   }
-  std::fprintf(stderr, "pagereel render: %s\n", text.c_str());
+  std::fprintf(stderr, "pagereel %s: %s\n", command, text.c_str());
   return ExitCodeFor(status);
 }
 
@@ -299,7 +299,29 @@ int RunRender(const RenderRequest& request) {
   if (request.frames && (*request.frames <= 0 || *request.frames > 10'000'000)) {
     return fail(InvalidArgumentError("--frames must be between 1 and 10000000"));
   }
-  if (request.slice_frames < 1) return fail(InvalidArgumentError("--slice-frames must be positive"));
+  if (request.segment_frames && (*request.segment_frames < 1 || *request.segment_frames > 10'000'000)) {
+    return fail(InvalidArgumentError("--segment-frames must be a positive number of frames"));
+  }
+  render::PreRollMode preroll = render::PreRollMode::kAuto;
+  if (request.preroll == "exact") {
+    preroll = render::PreRollMode::kExact;
+  } else if (request.preroll == "jump") {
+    preroll = render::PreRollMode::kJump;
+  } else if (request.preroll != "auto") {
+    return fail(InvalidArgumentError("--preroll '" + request.preroll +
+                                     "' is not a pre-roll mode: exact, jump or auto"));
+  }
+  std::pair<int, int> shard{0, 1};
+  if (!request.shard.empty()) {
+    Result<std::pair<int, int>> parsed = ParseShard(request.shard);
+    if (!parsed.ok()) return fail(parsed.status());
+    if (request.work_dir.empty()) {
+      return fail(InvalidArgumentError(
+          "--shard needs --work-dir: a folder every shard can reach, where the segments wait "
+          "for `pagereel concat`"));
+    }
+    shard = *parsed;
+  }
   if (Result<std::string> b = browser::FindBrowserBinary(request.browser); !b.ok()) {
     return fail(b.status());
   }
@@ -320,7 +342,23 @@ int RunRender(const RenderRequest& request) {
   options.encoder.path = request.output;
   options.encoder.quality = request.quality;
   options.launch.binary = request.browser;
-  options.slice_frames = request.slice_frames;
+  options.segment_frames = request.segment_frames.value_or(0);
+  options.preroll = preroll;
+  options.work_dir = request.work_dir;
+  options.restart = request.restart;
+  options.keep_work_dir = request.keep_work_dir;
+  options.shard_index = shard.first;
+  options.shard_count = shard.second;
+  if (request.draft) {
+    // A preview while working on a page: the page laid out at full size and drawn at half
+    // (device scale 0.5), segments reached by jumping, the fastest encoder settings.
+    options.page.width = std::max(16, size->first / 2 / 2 * 2);
+    options.page.height = std::max(16, size->second / 2 / 2 * 2);
+    options.page.scale = 0.5;
+    options.launch.extra_args.push_back("--force-device-scale-factor=0.5");
+    options.preroll = render::PreRollMode::kJump;
+    options.encoder.preset = "ultrafast";
+  }
   options.strict = request.strict;
   options.page.timezone = request.timezone;
   options.page.locale = request.locale;
@@ -342,7 +380,6 @@ int RunRender(const RenderRequest& request) {
   } else {
     options.lanes = DefaultLanes(size->first, size->second, cores, available);
   }
-  options.decode_threads = std::max(1, std::min(cores, 4));
 
   options.cancel = &g_cancel;
   options.on_progress = [&](const render::Progress& p) { progress.Update(p); };
@@ -357,36 +394,66 @@ int RunRender(const RenderRequest& request) {
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
 
+  const std::string work_dir =
+      request.work_dir.empty() ? render::DefaultWorkDir(request.output) : request.work_dir;
   if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
-    std::fprintf(stderr, "pagereel render: %s -> %s (%dx%d @ %s fps, %d lane%s)\n",
-                 request.input.c_str(), request.output.c_str(), size->first, size->second,
-                 fps->ToString().c_str(), options.lanes, options.lanes == 1 ? "" : "s");
+    std::string what = shard.second > 1 ? "shard " + request.shard + " of " + request.output +
+                                              " into " + work_dir
+                                        : request.input + " -> " + request.output;
+    std::fprintf(stderr, "pagereel render: %s (%dx%d @ %s fps, %d lane%s%s)\n", what.c_str(),
+                 options.page.width, options.page.height, fps->ToString().c_str(), options.lanes,
+                 options.lanes == 1 ? "" : "s",
+                 request.draft ? ", DRAFT: half size, jump pre-roll, x264 ultrafast" : "");
   }
 
   MemoryWatch memory;
   Result<render::RenderStats> stats = render::Render(options);
   if (!stats.ok()) {
     if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
-    if (g_cancel.load()) return fail(CancelledError("interrupted; no output was written"));
-    return fail(stats.status());
+    // Finished segments stay for the next run (whatever went wrong, they are whole).
+    std::string kept;
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(work_dir) / "film.json", ec)) {
+      kept = "; finished segments are kept in " + work_dir +
+             ": run the same command again to continue";
+    }
+    if (g_cancel.load()) {
+      return fail(CancelledError("interrupted; no output was written" + kept));
+    }
+    if (stats.status().code() == StatusCode::kInvalidArgument ||
+        stats.status().code() == StatusCode::kFailedPrecondition) {
+      return fail(stats.status());
+    }
+    return fail(Status(stats.status().code(), std::string(stats.status().message()) + kept));
   }
 
   const render::RenderStats& s = *stats;
-  double film_seconds = static_cast<double>(s.frames) * static_cast<double>(fps->den) /
+  double film_seconds = static_cast<double>(s.frames_rendered) * static_cast<double>(fps->den) /
                         static_cast<double>(fps->num);
-  double rate = s.wall_seconds > 0 ? static_cast<double>(s.frames) / s.wall_seconds : 0;
+  double rate =
+      s.wall_seconds > 0 ? static_cast<double>(s.frames_rendered) / s.wall_seconds : 0;
   if (progress.style() == ProgressStyle::kJson) {
     nlohmann::json event = {{"event", "done"},
                             {"output", s.output},
+                            {"work_dir", s.work_dir},
                             {"frames", s.frames},
+                            {"frames_rendered", s.frames_rendered},
+                            {"segments", s.segments},
+                            {"segments_resumed", s.segments_resumed},
+                            {"segments_rendered", s.segments_rendered},
                             {"wall_s", s.wall_seconds},
                             {"fps", rate},
                             {"lanes", s.lanes},
+                            {"draft", request.draft},
                             {"browser_s", s.browser_seconds},
                             {"decode_s", s.decode_seconds},
                             {"encode_s", s.encode_seconds},
+                            {"join_s", s.join_seconds},
+                            {"preroll", s.preroll},
                             {"preroll_frames", s.preroll_frames},
                             {"preroll_s", s.preroll_seconds},
+                            {"jumps", s.jumps},
+                            {"page_loads", s.page_loads},
                             {"retries", s.retries},
                             {"page_errors", s.page_message_count},
                             {"page_error_examples", MessagesJson(s)},
@@ -394,20 +461,76 @@ int RunRender(const RenderRequest& request) {
                             {"peak_rss_browsers_bytes", memory.peak_browsers_bytes()}};
     std::fprintf(stderr, "%s\n", event.dump().c_str());
   } else if (progress.style() != ProgressStyle::kNone) {
+    std::string what = s.output.empty()
+                           ? "shard " + request.shard + ": " +
+                                 std::to_string(s.segments_rendered + s.segments_resumed) +
+                                 " segments in " + s.work_dir
+                           : s.output;
     std::fprintf(stderr,
-                 "pagereel render: wrote %s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
-                 "  lanes %d | browser %.1f s | decode+convert %.1f s | encode %.1f s | pre-roll %lld "
-                 "frames in %.1f s | retries %d\n"
+                 "pagereel render: wrote %s%s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
+                 "  lanes %d | browser %.1f s | decode+convert %.1f s | encode %.1f s | join %.1f s"
+                 " | retries %d\n"
+                 "  segments %lld of %lld made now (%lld kept from an earlier run) | pre-roll %s: "
+                 "%lld frames run, %lld jumps, %.1f s\n"
                  "  peak memory: pagereel %s, browsers %s (RSS)\n",
-                 s.output.c_str(), static_cast<long long>(s.frames), film_seconds, s.wall_seconds,
-                 rate, s.lanes, s.browser_seconds, s.decode_seconds, s.encode_seconds,
-                 static_cast<long long>(s.preroll_frames), s.preroll_seconds, s.retries,
-                 Mib(memory.peak_self_bytes()).c_str(), Mib(memory.peak_browsers_bytes()).c_str());
+                 request.draft ? "a DRAFT (half size, jump pre-roll, x264 ultrafast) " : "",
+                 what.c_str(), static_cast<long long>(s.frames_rendered), film_seconds,
+                 s.wall_seconds, rate, s.lanes, s.browser_seconds, s.decode_seconds,
+                 s.encode_seconds, s.join_seconds, s.retries,
+                 static_cast<long long>(s.segments_rendered), static_cast<long long>(s.segments),
+                 static_cast<long long>(s.segments_resumed), s.preroll.c_str(),
+                 static_cast<long long>(s.preroll_frames), static_cast<long long>(s.jumps),
+                 s.preroll_seconds, Mib(memory.peak_self_bytes()).c_str(),
+                 Mib(memory.peak_browsers_bytes()).c_str());
+    if (shard.second > 1) {
+      std::fprintf(stderr,
+                   "  when every shard is done: pagereel concat %s -o %s\n", s.work_dir.c_str(),
+                   request.output.c_str());
+    }
   }
   if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
     PrintPageMessages(s);
   }
-  std::printf("%s\n", s.output.c_str());
+  if (!s.output.empty()) std::printf("%s\n", s.output.c_str());
+  return 0;
+}
+
+Result<std::pair<int, int>> ParseShard(const std::string& text) {
+  size_t slash = text.find('/');
+  int index = -1;
+  int count = 0;
+  auto parse = [](std::string_view s, int* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  if (slash == std::string::npos || !parse(std::string_view(text).substr(0, slash), &index) ||
+      !parse(std::string_view(text).substr(slash + 1), &count) || count < 1 || count > 10000 ||
+      index < 0 || index >= count) {
+    return InvalidArgumentError("bad --shard '" + text +
+                                "': write I/N with 0 <= I < N, e.g. 0/3 for the first of three "
+                                "(a Slurm array task or Kubernetes completion index is I)");
+  }
+  return std::make_pair(index, count);
+}
+
+int RunConcat(const ConcatRequest& request) {
+  ProgressPrinter progress(request.progress);
+  auto fail = [&](const Status& s) { return Fail(s, progress.style(), "concat"); };
+  Result<render::JoinStats> joined =
+      render::JoinFilm(request.work_dir, request.output,
+                       request.keep_work_dir ? render::AfterJoin::kKeep : render::AfterJoin::kRemove);
+  if (!joined.ok()) return fail(joined.status());
+  if (progress.style() == ProgressStyle::kJson) {
+    nlohmann::json event = {{"event", "done"},          {"output", joined->output},
+                            {"frames", joined->frames}, {"segments", joined->segments},
+                            {"wall_s", joined->seconds}};
+    std::fprintf(stderr, "%s\n", event.dump().c_str());
+  } else if (progress.style() != ProgressStyle::kNone) {
+    std::fprintf(stderr, "pagereel concat: wrote %s: %lld frames from %lld segments in %.1f s\n",
+                 joined->output.c_str(), static_cast<long long>(joined->frames),
+                 static_cast<long long>(joined->segments), joined->seconds);
+  }
+  std::printf("%s\n", joined->output.c_str());
   return 0;
 }
 

@@ -27,7 +27,13 @@ struct RenderRequest {
   double timeout_seconds = 30;
   ProgressStyle progress = ProgressStyle::kAuto;
   std::string browser;  // Empty: the default chrome-headless-shell.
-  int64_t slice_frames = 60;
+  std::optional<int64_t> segment_frames;  // Empty: from the film's length.
+  std::string preroll = "auto";            // exact, jump or auto.
+  std::string work_dir;                    // Empty: .NAME.pagereel beside the output.
+  std::string shard;                       // "I/N": render only shard I of N; empty: all.
+  bool restart = false;                    // Discard segments made for another film.
+  bool draft = false;                      // Half size, jump pre-roll, fastest encoder.
+  bool keep_work_dir = false;              // Keep the segments after joining them.
   std::string timezone = "UTC";
   std::string locale = "en-US";
   bool strict = false;     // Page errors fail the render.
@@ -37,6 +43,18 @@ struct RenderRequest {
 // Runs the render and returns the process exit code: 0 done, 1 the render failed,
 // 2 bad input, 130 interrupted. Messages go to stderr.
 int RunRender(const RenderRequest& request);
+
+// `pagereel concat DIR -o FILM`: joins the segments shards left in a work folder.
+struct ConcatRequest {
+  std::string work_dir;
+  std::string output;
+  bool keep_work_dir = false;
+  ProgressStyle progress = ProgressStyle::kAuto;
+};
+int RunConcat(const ConcatRequest& request);
+
+// "I/N" -> {I, N}, with 0 <= I < N.
+Result<std::pair<int, int>> ParseShard(const std::string& text);
 
 // Pieces exposed for tests.
 Result<std::string> InputToUrl(const std::string& input);

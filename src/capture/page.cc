@@ -79,6 +79,7 @@ struct Page::Shared {
   std::string detach_reason;       // Guarded by mu.
   bool leaving = false;            // Guarded by mu. The top document began to unload.
   std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
+  std::set<std::string> requested;  // Guarded by mu. Every URL the page asked for.
   std::set<int64_t> contexts;      // Guarded by mu. Main worlds of the page's documents.
   std::set<int64_t> video_contexts;  // Guarded by mu. Those of them that hold videos.
   int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
@@ -115,6 +116,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     }
   } else if (method == "Network.requestWillBeSent") {
+    if (Result<std::string> url = cdp::GetString(m, {"params", "request", "url"}); url.ok()) {
+      requested.insert(*url);
+    }
     // Media streams in ranges and pauses its download once it has enough (which also lets
     // virtual time run); waiting for the whole file would wait for ever on a long video.
     Result<std::string> type = cdp::GetString(m, {"params", "type"});
@@ -263,9 +267,10 @@ Status Page::CreateTarget() {
   // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
   PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
   PR_ASSIGN_OR_RETURN(browser::Target target,
-                      context_->CreateTarget({.width = options_.width,
-                                              .height = options_.height,
-                                              .begin_frame_control = true}));
+                      context_->CreateTarget(
+                          {.width = static_cast<int>(std::lround(options_.width / options_.scale)),
+                           .height = static_cast<int>(std::lround(options_.height / options_.scale)),
+                           .begin_frame_control = true}));
   target_id_ = target.target_id;
   session_id_ = target.session_id;
   return Status::Ok();
@@ -309,9 +314,9 @@ Status Page::Emulate() {
                          .status());
   PR_RETURN_IF_ERROR(Call("Emulation.setFocusEmulationEnabled", Dump({{"enabled", true}})).status());
   PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
-                          Dump({{"width", options_.width},
-                                {"height", options_.height},
-                                {"deviceScaleFactor", 1},
+                          Dump({{"width", std::lround(options_.width / options_.scale)},
+                                {"height", std::lround(options_.height / options_.scale)},
+                                {"deviceScaleFactor", options_.scale},
                                 {"mobile", false}}))
                          .status());
   if (Status s = Call("Emulation.setTimezoneOverride", Dump({{"timezoneId", options_.timezone}}))
@@ -694,6 +699,29 @@ Status Page::PreRoll(int64_t index) {
     ++next_frame_;
   }
   return Status::Ok();
+}
+
+Status Page::JumpTo(int64_t index) {
+  if (next_frame_ >= index) return Status::Ok();
+  if (Stopped()) return CancelledError("pre-roll stopped: the render is ending");
+  jumped_ = true;
+  // Frame 0 is drawn, as in PreRoll, so the page's requestAnimationFrame loop starts.
+  if (next_frame_ == 0) {
+    PR_RETURN_IF_ERROR(StepFrame(0, Draw::kYes, nullptr));
+    next_frame_ = 1;
+  }
+  // StepFrame runs the gap before the frame as animation frames at most kMaxTickGapMs
+  // apart, without display updates; the frame before `index` is drawn, as in PreRoll.
+  if (next_frame_ < index) {
+    PR_RETURN_IF_ERROR(StepFrame(index - 1, Draw::kYes, nullptr));
+    next_frame_ = index;
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> Page::requested_urls() const {
+  std::lock_guard lock(shared_->mu);
+  return {shared_->requested.begin(), shared_->requested.end()};
 }
 
 Result<EncodedFrame> Page::Capture(int64_t index) {

@@ -39,8 +39,11 @@ namespace pagereel::capture {
 
 struct PageOptions {
   std::string url;  // file://, http://, https:// or data:.
+  // Pixels of each frame. The page is laid out at width/scale x height/scale CSS pixels.
   int width = 1280;
   int height = 720;
+  // Device pixels per CSS pixel: 0.5 draws a 1920x1080 layout into a 960x540 frame.
+  double scale = 1;
   Rational fps{30, 1};
   // Transparent page background and PNG screenshots (JPEG cannot carry alpha).
   bool alpha = false;
@@ -105,6 +108,20 @@ class Page {
   // that of a page that drew every frame.
   Status PreRoll(int64_t index);
 
+  // Reaches frame `index` without running every frame before it: frame 0 is drawn, then
+  // the page runs animation frames at most 300 ms of film time apart up to the frame
+  // before `index`, which is drawn. Clocks, timers, CSS and Web Animations arrive where a
+  // page that ran every frame would be; state a page accumulates per animation frame, and
+  // libraries that date things from their last tick, may not (the renderer's --preroll
+  // auto checks one frame both ways before trusting it).
+  Status JumpTo(int64_t index);
+
+  // Whether JumpTo() brought this page past frames it did not run.
+  bool jumped() const { return jumped_; }
+
+  // Every URL the page (and its frames) asked for so far.
+  std::vector<std::string> requested_urls() const;
+
   // What the page reported since the last call (at most the first 100 of them).
   std::vector<PageMessage> TakeMessages();
 
@@ -155,6 +172,7 @@ class Page {
   int64_t next_frame_ = 0;
   int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
+  bool jumped_ = false;
   std::shared_ptr<Shared> shared_;
   std::vector<uint64_t> subscriptions_;
 };

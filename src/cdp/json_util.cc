@@ -63,15 +63,17 @@ Result<bool> GetBool(const Message& message, JsonPath path) {
   return value;
 }
 
-bool Has(const Message& message, JsonPath path) {
-  simdjson::dom::parser parser;
-  return Find(message, path, parser).ok();
-}
 
-Result<std::string_view> GetRawStringView(const Message& message, JsonPath path) {
-  // On-demand parsing walks the message in place; the raw string is a pointer into it.
-  // A message that lost its spare capacity (a copy, not a move, of a received one) is
-  // parsed from a padded copy, and the answer mapped back into the original.
+namespace {
+
+// Walks `message` on demand to `path` and hands the value to `use`. On-demand parsing reads
+// the message in place and skips what it does not need, where a DOM parse would copy every
+// string: screenshot replies carry megabytes of base64. A message that lost its spare
+// capacity (a copy, not a move, of a received one) is parsed from a padded copy; `base` is
+// where the parsed bytes start, to map pointers back into the original.
+template <typename Use>
+auto OnDemand(const Message& message, JsonPath path, Use use)
+    -> decltype(use(std::declval<simdjson::ondemand::value&>(), static_cast<const char*>(nullptr))) {
   const std::string& json = message.json;
   simdjson::padded_string copy;
   const char* base = json.data();
@@ -95,18 +97,36 @@ Result<std::string_view> GetRawStringView(const Message& message, JsonPath path)
       return NotFoundError("the browser's reply has no " + PathText(path));
     }
   }
-  simdjson::ondemand::raw_json_string raw;
-  if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
-    return InternalError(PathText(path) + " in the browser's reply is not a string");
-  }
-  const char* begin = json.data() + (raw.raw() - base);
-  const char* end = begin;
-  const char* limit = json.data() + json.size();
-  while (end < limit && *end != '"') {
-    if (*end == '\\') return InternalError(PathText(path) + " holds JSON escapes");
-    ++end;
-  }
-  return std::string_view(begin, static_cast<size_t>(end - begin));
+  return use(value, base);
+}
+
+}  // namespace
+
+bool Has(const Message& message, JsonPath path) {
+  return OnDemand(message, path, [](simdjson::ondemand::value&, const char*) {
+           return Status::Ok();
+         }).ok();
+}
+
+Result<std::string_view> GetRawStringView(const Message& message, JsonPath path) {
+  const std::string& json = message.json;
+  return OnDemand(message, path,
+                  [&](simdjson::ondemand::value& value,
+                      const char* base) -> Result<std::string_view> {
+                    simdjson::ondemand::raw_json_string raw;
+                    if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+                      return InternalError(PathText(path) +
+                                           " in the browser's reply is not a string");
+                    }
+                    const char* begin = json.data() + (raw.raw() - base);
+                    const char* end = begin;
+                    const char* limit = json.data() + json.size();
+                    while (end < limit && *end != '"') {
+                      if (*end == '\\') return InternalError(PathText(path) + " holds JSON escapes");
+                      ++end;
+                    }
+                    return std::string_view(begin, static_cast<size_t>(end - begin));
+                  });
 }
 
 std::string JsonQuote(std::string_view text) {

@@ -16,6 +16,7 @@ namespace pagereel::cli {
 using Action = std::function<int()>;
 
 void AddRenderCommand(CLI::App& root, Action& run);
+void AddConcatCommand(CLI::App& root, Action& run);
 void AddProbeCommand(CLI::App& root, Action& run);
 void AddServeCommand(CLI::App& root, Action& run);
 void AddLiveCommand(CLI::App& root, Action& run);

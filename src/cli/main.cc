@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
 
   pagereel::cli::Action run;
   pagereel::cli::AddRenderCommand(root, run);
+  pagereel::cli::AddConcatCommand(root, run);
   pagereel::cli::AddServeCommand(root, run);
   pagereel::cli::AddLiveCommand(root, run);
   pagereel::cli::AddProbeCommand(root, run);

@@ -8,6 +8,18 @@
 
 namespace pagereel::cli {
 
+namespace {
+
+app::ProgressStyle ProgressStyleNamed(const std::string& name) {
+  static const std::map<std::string, app::ProgressStyle> kStyles = {
+      {"auto", app::ProgressStyle::kAuto}, {"bar", app::ProgressStyle::kBar},
+      {"plain", app::ProgressStyle::kPlain}, {"json", app::ProgressStyle::kJson},
+      {"none", app::ProgressStyle::kNone}};
+  return kStyles.at(name);
+}
+
+}  // namespace
+
 void AddRenderCommand(CLI::App& root, Action& run) {
   auto request = std::make_shared<app::RenderRequest>();
   CLI::App* cmd = root.add_subcommand(
@@ -50,12 +62,14 @@ void AddRenderCommand(CLI::App& root, Action& run) {
   cmd->add_option("--browser", request->browser,
                   "chrome-headless-shell binary (default: $PAGEREEL_BROWSER or "
                   "/usr/lib/chromium/chromium-headless-shell).");
-  auto preroll = std::make_shared<std::string>("exact");
-  cmd->add_option("--preroll", *preroll,
-                  "How a lane reaches a slice's first frame: exact (run every skipped frame "
-                  "without a screenshot, so the film is identical for any lane count). The "
-                  "only mode: 'jump' was removed because it could not render GSAP, d3 or "
-                  "animations started after frame 0 like a one-lane render.")
+  cmd->add_option("--preroll", request->preroll,
+                  "How a lane reaches the first frame of a segment its page has not run to: "
+                  "exact (run every frame before it without a screenshot: right for any page, "
+                  "costs those frames), jump (run animation frames at most 300 ms apart: right "
+                  "for clocks, CSS, Web Animations and timers, not for state a page builds per "
+                  "frame), or auto (make one frame both ways and jump only if they are "
+                  "identical; the summary says what it chose).")
+      ->check(CLI::IsMember({"exact", "jump", "auto"}))
       ->capture_default_str();
   cmd->add_option("--timezone", request->timezone,
                   "The time zone the page sees (IANA name, e.g. Europe/Berlin), so the film "
@@ -73,9 +87,23 @@ void AddRenderCommand(CLI::App& root, Action& run) {
                 "Fail the render (no output) when the page throws an uncaught exception, "
                 "logs a console error or fails to load a file. Without it they are listed "
                 "in the summary.");
-  cmd->add_option("--slice-frames", request->slice_frames,
-                  "Frames per slice handed to a lane.")
-      ->capture_default_str();
+  cmd->add_option("--segment-frames", request->segment_frames,
+                  "Frames per segment (default: an eighth of the film, 1 to 10 seconds). Lanes "
+                  "and shards render whole segments; the same value gives the same film.");
+  cmd->add_option("--work-dir", request->work_dir,
+                  "Where finished segments are kept until the film is joined (default "
+                  ".NAME.pagereel beside the output). A render run again after a crash or kill "
+                  "continues from them.");
+  cmd->add_flag("--restart", request->restart,
+                "Discard segments in the work folder that were made for another film (another "
+                "page, size, rate or quality) instead of refusing to run.");
+  cmd->add_option("--shard", request->shard,
+                  "I/N: render only shard I (0-based) of N into --work-dir, for a batch engine "
+                  "(Slurm array, Kubernetes Indexed Job); join with `pagereel concat`.");
+  cmd->add_flag("--keep-segments", request->keep_work_dir,
+                "Keep the work folder after the film is joined.");
+  cmd->add_flag("--draft", request->draft,
+                "A quick preview: half the pixels (same layout), jump pre-roll, x264 ultrafast.");
   cmd->footer(
       "Duration comes from --duration, --frames, or the page's window.pagereel.duration.\n"
       "Time is virtual: frame n shows the page at exactly n/fps seconds, through CSS, Web\n"
@@ -83,20 +111,41 @@ void AddRenderCommand(CLI::App& root, Action& run) {
       "Examples:\n"
       "  pagereel render examples/lower-third -o lower-third.mp4 --duration 6\n"
       "  pagereel render page.html -o out.mov --alpha --fps 59.94 --size 1920x1080\n"
-      "  pagereel render https://example.com/chart -o frames/%05d.png --frames 120\n\n"
+      "  pagereel render https://example.com/chart -o frames/%05d.png --frames 120\n"
+      "  pagereel render page.html -o film.mp4 --shard 0/3 --work-dir /shared/film  (x3)\n"
+      "  pagereel concat /shared/film -o film.mp4\n\n"
+      "A killed render keeps its finished segments: run the same command to continue.\n\n"
       "Exit status: 0 written, 1 render failed, 2 bad input, 130 interrupted.");
-  cmd->callback([request, progress, preroll, &run] {
-    if (*preroll != "exact") {
-      throw CLI::ValidationError("--preroll", "'" + *preroll + "' is not a pre-roll mode; only "
-                                 "'exact' is offered ('jump' was removed: it rendered GSAP, "
-                                 "d3 and late-started animations differently from one lane)");
-    }
-    static const std::map<std::string, app::ProgressStyle> kStyles = {
-        {"auto", app::ProgressStyle::kAuto}, {"bar", app::ProgressStyle::kBar},
-        {"plain", app::ProgressStyle::kPlain}, {"json", app::ProgressStyle::kJson},
-        {"none", app::ProgressStyle::kNone}};
-    request->progress = kStyles.at(*progress);
+  cmd->callback([request, progress, &run] {
+    request->progress = ProgressStyleNamed(*progress);
     run = [request] { return app::RunRender(*request); };
+  });
+}
+
+void AddConcatCommand(CLI::App& root, Action& run) {
+  auto request = std::make_shared<app::ConcatRequest>();
+  CLI::App* cmd = root.add_subcommand(
+      "concat", "Join the segments shards rendered into a work folder into the film.");
+  cmd->add_option("WORK_DIR", request->work_dir,
+                  "The folder given to `pagereel render --shard I/N --work-dir`.")
+      ->required();
+  cmd->add_option("-o,--output", request->output,
+                  "The film: the kind the segments were made for (.mp4, .mov, .webm, .mkv, .gif "
+                  "or an image sequence pattern).")
+      ->required();
+  cmd->add_flag("--keep-segments", request->keep_work_dir,
+                "Keep the work folder after joining (default: removed once the film is whole).");
+  auto progress = std::make_shared<std::string>("auto");
+  cmd->add_option("--progress", *progress, "auto, plain, json or none.")
+      ->check(CLI::IsMember({"auto", "bar", "plain", "json", "none"}))
+      ->capture_default_str();
+  cmd->footer(
+      "Every segment must be present, whole and made for the same film: a missing or damaged\n"
+      "one is named (rerun the shard that owns it). Segments are joined by stream copy, never\n"
+      "encoded again.\n\nExit status: 0 written, 1 segments missing or damaged, 2 bad input.");
+  cmd->callback([request, progress, &run] {
+    request->progress = ProgressStyleNamed(*progress);
+    run = [request] { return app::RunConcat(*request); };
   });
 }
 

@@ -6,6 +6,10 @@
 
 #include <spng.h>
 #include <turbojpeg.h>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+}
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,8 +29,15 @@ namespace fs = std::filesystem;
 namespace {
 
 const char kFormatsHelp[] =
-    "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .gif, or an image sequence pattern such as "
+    "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .mkv (FFV1, lossless), .gif, or an image "
+    "sequence pattern such as "
     "frames/%05d.png or frames/%05d.jpg";
+
+std::string LibraryVersions() {
+  const unsigned v = avcodec_version();
+  return "libavcodec " + std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 255) + "." +
+         std::to_string(v & 255);
+}
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -70,12 +81,16 @@ class VideoEncoder final : public Encoder {
     spec.fps = options.fps;
     spec.alpha = options.alpha;
     spec.quality = options.quality;
+    spec.preset = options.preset;
     if (kind == OutputKind::kMov) {
       spec.container = Container::kMov;
       spec.codec = Codec::kProRes;
     } else if (kind == OutputKind::kWebm) {
       spec.container = Container::kWebm;
       spec.codec = Codec::kVp9;
+    } else if (kind == OutputKind::kMkv) {
+      spec.container = Container::kMatroska;
+      spec.codec = Codec::kFfv1;
     } else {
       spec.container = Container::kMp4;
       spec.codec = Codec::kH264;
@@ -339,6 +354,8 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
     spec = {OutputKind::kWebm, true};
   } else if (ext == ".gif") {
     spec = {OutputKind::kGif, false};
+  } else if (ext == ".mkv") {
+    spec = {OutputKind::kMkv, true};
   } else {
     return InvalidArgumentError("don't know how to write '" + path + "': " + kFormatsHelp);
   }
@@ -349,6 +366,26 @@ Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
   }
   PR_RETURN_IF_ERROR(CheckFolder(p));
   return spec;
+}
+
+std::string DescribeEncoder(const EncoderOptions& options) {
+  Result<OutputSpec> spec = InspectOutputPath(options.path, options.alpha);
+  std::string what = "unknown";
+  if (spec.ok()) {
+    switch (spec->kind) {
+      case OutputKind::kMp4:
+        what = "H.264 (libx264 " + (options.preset.empty() ? std::string("veryfast") : options.preset) + ")";
+        break;
+      case OutputKind::kMov: what = options.alpha ? "ProRes 4444" : "ProRes 422 HQ"; break;
+      case OutputKind::kWebm: what = "VP9"; break;
+      case OutputKind::kMkv: what = "FFV1"; break;
+      case OutputKind::kGif: what = "GIF"; break;
+      case OutputKind::kPngSequence: what = "PNG"; break;
+      case OutputKind::kJpegSequence: what = "JPEG"; break;
+    }
+  }
+  return what + ", quality " + std::to_string(options.quality) + (options.alpha ? ", alpha" : "") +
+         ", " + LibraryVersions();
 }
 
 Status Encoder::Write(const RgbaView& frame) {
@@ -380,7 +417,8 @@ Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
       return OpenGifEncoder(options);
     case OutputKind::kMp4:
     case OutputKind::kMov:
-    case OutputKind::kWebm: {
+    case OutputKind::kWebm:
+    case OutputKind::kMkv: {
       auto encoder = std::make_unique<VideoEncoder>();
       PR_RETURN_IF_ERROR(encoder->Init(options, spec.kind));
       return std::unique_ptr<Encoder>(std::move(encoder));

@@ -2,7 +2,8 @@
 // libraries (in-process) or libspng/libjpeg-turbo for sequences.
 //
 // The output kind follows the path: .mp4 (H.264, yuv420p, BT.709, faststart), .mov
-// (ProRes 4444 with alpha, else ProRes 422 HQ), .webm (VP9; yuva420p with alpha), .gif
+// (ProRes 4444 with alpha, else ProRes 422 HQ), .webm (VP9; yuva420p with alpha), .mkv
+// (FFV1, lossless; BGRA with alpha), .gif
 // (palette built from the film), or a pattern with a printf field such as
 // frames/%05d.png or frames/%05d.jpg (frame n goes to file n).
 //
@@ -26,7 +27,7 @@
 
 namespace pagereel::encode {
 
-enum class OutputKind { kMp4, kMov, kWebm, kGif, kPngSequence, kJpegSequence };
+enum class OutputKind { kMp4, kMov, kWebm, kMkv, kGif, kPngSequence, kJpegSequence };
 
 struct OutputSpec {
   OutputKind kind;
@@ -49,7 +50,13 @@ struct EncoderOptions {
   bool alpha = false;
   // 1 (smallest) to 100 (best); maps to CRF for H.264/VP9 and to JPEG quality.
   int quality = 90;
+  // H.264 only: x264's speed preset; empty: veryfast.
+  std::string preset;
 };
+
+// What an encoder made with `options` writes, for manifests that must tell whether two
+// files were made alike: codec, settings and the libraries' versions.
+std::string DescribeEncoder(const EncoderOptions& options);
 
 class Encoder {
  public:

@@ -1,25 +1,58 @@
 #include "render/renderer.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "base/bounded_queue.h"
 #include "base/thread.h"
-#include "render/frame_window.h"
-#include "render/slices.h"
+#include "cdp/json_util.h"
+#include "encode/concat.h"
+#include "render/segments.h"
+#include "render/work_dir.h"
 
 namespace pagereel::render {
 
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // The longest film a page may ask for by itself (24 hours), as for --duration.
 constexpr double kMaxDurationSeconds = 24 * 3600;
 
+// Screenshots a segment's writer holds before its lane waits: enough to ride out the
+// encoder's own bursts (a keyframe, a flush), small enough to keep memory flat (a 1080p
+// PNG screenshot is about 4 MB).
+constexpr size_t kWriterQueueFrames = 8;
+
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string KindName(encode::OutputKind kind) {
+  switch (kind) {
+    case encode::OutputKind::kMp4: return "mp4";
+    case encode::OutputKind::kMov: return "mov";
+    case encode::OutputKind::kWebm: return "webm";
+    case encode::OutputKind::kMkv: return "mkv";
+    case encode::OutputKind::kGif: return "gif";
+    case encode::OutputKind::kPngSequence: return "png";
+    case encode::OutputKind::kJpegSequence: return "jpg";
+  }
+  return "?";
+}
+
+std::string Range(int64_t first, int64_t end) {
+  return "frames " + std::to_string(first) + "-" + std::to_string(end - 1);
+}
+
+std::string SegmentName(const Segment& s) {
+  return "segment " + std::to_string(s.index) + " (" + Range(s.first_frame, s.end_frame()) + ")";
+}
 
 // One lane's browser and the page it is rendering.
 struct LaneState {
@@ -32,38 +65,145 @@ struct LaneCounters {
   Clock::duration busy{};
   Clock::duration preroll_busy{};
   int64_t preroll_frames = 0;
+  int64_t frames = 0;
   int64_t loads = 0;
+  int64_t jumps = 0;
   int retries = 0;
 };
 
-Result<LaneState> OpenLane(const RenderOptions& options) {
-  LaneState lane;
-  PR_ASSIGN_OR_RETURN(lane.browser, browser::Browser::Launch(options.launch));
-  PR_ASSIGN_OR_RETURN(lane.page, capture::Page::Open(*lane.browser, options.page));
-  return lane;
-}
+// --preroll auto's one comparison: the frame after the first segment, made by a page that
+// ran every frame before it and by one that jumped there. Whoever renders the first
+// segment offers the run frame as it goes; the first lane that would jump makes the
+// jumped one; if nobody in this run renders the first segment, a waiting lane runs to the
+// frame itself. Thread-safe.
+class JumpCheck {
+ public:
+  enum class Way { kRun = 0, kJumped = 1 };
+  enum class Verdict { kUnknown, kAgree, kDisagree };
 
-int64_t DefaultWindow(const RenderOptions& options) {
-  // Keep the screenshots held to about 512 MB: JPEG frames are about a tenth of their raw
-  // size, fast PNG about half (measured on the bundled examples).
-  double raw = static_cast<double>(options.page.width) * options.page.height * 4;
-  double per_frame = options.page.alpha ? raw * 0.5 : raw * 0.1;
-  auto by_memory = static_cast<int64_t>((512.0 * 1024 * 1024) / std::max(per_frame, 1.0));
-  int64_t wanted = (options.lanes + 1) * options.slice_frames;
-  // The lowest frame always has room, so a window of one still makes progress.
-  return std::max<int64_t>(1, std::min(wanted, by_memory));
-}
+  JumpCheck(int64_t frame, bool run_frame_coming)
+      : frame_(frame), run_coming_(run_frame_coming) {}
+
+  int64_t frame() const { return frame_; }
+
+  Verdict verdict() const {
+    std::lock_guard lock(mu_);
+    return verdict_;
+  }
+
+  bool Wanted(Way way) const {
+    std::lock_guard lock(mu_);
+    return verdict_ == Verdict::kUnknown && !frames_[Index(way)].has_value();
+  }
+
+  // Once per way; the run frame only when nobody will offer it along the way.
+  bool Claim(Way way) {
+    std::lock_guard lock(mu_);
+    if (verdict_ != Verdict::kUnknown || claimed_[Index(way)]) return false;
+    if (way == Way::kRun && run_coming_) return false;
+    claimed_[Index(way)] = true;
+    return true;
+  }
+
+  // A claim that could not be kept (the lane failed): someone else may try.
+  void Unclaim(Way way) {
+    std::lock_guard lock(mu_);
+    claimed_[Index(way)] = false;
+    if (way == Way::kRun) run_coming_ = false;
+    cv_.notify_all();
+  }
+
+  void Offer(Way way, const capture::EncodedFrame& frame) {
+    std::lock_guard lock(mu_);
+    std::optional<std::string>& slot = frames_[Index(way)];
+    if (verdict_ != Verdict::kUnknown || slot.has_value()) return;
+    slot.emplace(frame.base64(), frame.length);
+    if (frames_[0].has_value() && frames_[1].has_value()) {
+      verdict_ = *frames_[0] == *frames_[1] ? Verdict::kAgree : Verdict::kDisagree;
+    }
+    cv_.notify_all();
+  }
+
+  // Until there is a verdict, or `stop`. With `run_claimable`, returns kUnknown early when
+  // the run frame is nobody's job any more, so the caller can claim it.
+  Verdict Wait(const std::function<bool()>& stop) {
+    std::unique_lock lock(mu_);
+    while (verdict_ == Verdict::kUnknown) {
+      if (stop()) return Verdict::kUnknown;
+      if (!run_coming_ && !claimed_[Index(Way::kRun)] && !frames_[Index(Way::kRun)]) {
+        return Verdict::kUnknown;
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    return verdict_;
+  }
+
+ private:
+  static size_t Index(Way way) { return static_cast<size_t>(way); }
+
+  const int64_t frame_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool run_coming_;                             // Guarded by mu_.
+  bool claimed_[2] = {false, false};            // Guarded by mu_.
+  std::optional<std::string> frames_[2];        // Guarded by mu_. Base64 of each way's frame.
+  Verdict verdict_ = Verdict::kUnknown;         // Guarded by mu_.
+};
+
+class Run;
+
+// Encodes one segment on its own thread, so lanes never wait for each other's frames:
+// decode and colour conversion, the encoder, then the finished file is hashed and recorded
+// in the work folder. Put() blocks while kWriterQueueFrames screenshots wait.
+class SegmentWriter {
+ public:
+  SegmentWriter(Run& run, const Segment& segment, std::unique_ptr<encode::Encoder> encoder,
+                std::string reached_by);
+  ~SegmentWriter();  // Abandons an unfinished segment (its partial file is removed).
+
+  // False once the writer failed or the render stopped.
+  bool Put(capture::EncodedFrame frame);
+  // No more frames: the thread finishes the file and records it.
+  void Close();
+
+ private:
+  void Loop();
+
+  Run& run_;
+  const Segment segment_;
+  const std::string reached_by_;
+  std::unique_ptr<encode::Encoder> encoder_;
+  BoundedQueue<capture::EncodedFrame> queue_{kWriterQueueFrames};
+  std::atomic<bool> closed_{false};
+  std::jthread thread_;
+};
 
 class Run {
  public:
-  Run(const RenderOptions& options, int64_t frames)
+  Run(const RenderOptions& options, int64_t frames, WorkDir work_dir, std::vector<Segment> todo,
+      int64_t frames_resumed, int64_t shard_frames)
       : options_(options),
         page_options_(options.page),
         frames_(frames),
-        slices_(PlanSlices(frames, options.slice_frames)),
-        window_(frames, options.window_frames > 0 ? options.window_frames : DefaultWindow(options),
-                options.cancel) {
-    page_options_.should_stop = [this] { return Cancelled() || window_.cancelled(); };
+        segment_frames_(work_dir.film().segment_frames),
+        work_dir_(std::move(work_dir)),
+        todo_(std::move(todo)),
+        lanes_(std::max(1, std::min<int>(options.lanes, static_cast<int>(todo_.size())))),
+        queue_(todo_, lanes_, Stealing::kNo),
+        frames_resumed_(frames_resumed),
+        shard_frames_(shard_frames) {
+    page_options_.should_stop = [this] { return Stopped(); };
+    if (options_.preroll == PreRollMode::kJump) queue_.set_stealing(Stealing::kYes);
+    // The check frame is the first frame of segment 1. A run that renders segment 0 has its
+    // lane 0 run there anyway (lane 0's block starts with segment 0).
+    const bool has_first = !todo_.empty() && todo_.front().index == 0;
+    if (options_.preroll == PreRollMode::kAuto && frames_ > segment_frames_) {
+      check_.emplace(segment_frames_, has_first);
+    }
+  }
+
+  bool Stopped() const {
+    return (options_.cancel != nullptr && options_.cancel->load()) || stopped_.load();
   }
 
   void Fail(Status status) {
@@ -71,7 +211,7 @@ class Run {
       std::lock_guard lock(mu_);
       if (failure_.ok()) failure_ = std::move(status);
     }
-    window_.Cancel();
+    stopped_.store(true);
   }
 
   Status failure() {
@@ -79,18 +219,45 @@ class Run {
     return failure_;
   }
 
-  bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(); }
-
   void Note(const std::string& text) {
     if (options_.on_note) options_.on_note(text);
+  }
+
+  const WorkDir& work_dir() const { return work_dir_; }
+  const RenderOptions& options() const { return options_; }
+
+  // A writer's frame is written: progress, in whatever order segments advance.
+  void FrameWritten() {
+    std::lock_guard lock(progress_mu_);
+    ++frames_written_;
+    if (options_.on_progress) {
+      options_.on_progress(Progress{frames_resumed_ + frames_written_, shard_frames_,
+                                    frames_resumed_, Clock::now() - start_});
+    }
+  }
+
+  void WriterDone(double decode_seconds, double encode_seconds, bool finished) {
+    std::lock_guard lock(mu_);
+    stats_.decode_seconds += decode_seconds;
+    stats_.encode_seconds += encode_seconds;
+    if (finished) ++stats_.segments_rendered;
   }
 
   void LaneLoop(int lane, LaneState state) {
     SetCurrentThreadName("lane-" + std::to_string(lane));
     LaneCounters counters;
-    while (std::optional<Slice> slice = slices_.Take()) {
-      if (!RenderSlice(lane, *slice, state, counters)) break;
+    std::vector<std::unique_ptr<SegmentWriter>> writers;
+    std::optional<Segment> segment = queue_.Take(lane);
+    while (segment && !Stopped()) {
+      // A lane keeps at most two writers: the one finishing and the one it feeds.
+      if (writers.size() >= 2) writers.erase(writers.begin());
+      if (!RenderSegment(lane, *segment, state, counters, writers)) break;
+      segment = queue_.Take(lane);
+      if (!segment || !check_ || segment->first_frame != check_->frame()) {
+        OfferRunFrame(state, counters);
+      }
     }
+    writers.clear();  // Joins: finishes closed segments, abandons the rest.
     state.page.reset();
     state.browser.reset();
     std::lock_guard lock(mu_);
@@ -99,34 +266,68 @@ class Run {
     stats_.preroll_seconds += Seconds(counters.preroll_busy);
     stats_.page_loads += counters.loads;
     stats_.retries += counters.retries;
+    stats_.jumps += counters.jumps;
+    stats_.frames_rendered += counters.frames;
   }
 
-  // Renders one slice into the window; false when the render is over (failed, cancelled).
-  bool RenderSlice(int lane, const Slice& slice, LaneState& state, LaneCounters& counters) {
+  // Renders one segment into its own writer; false when the render is over (failed,
+  // cancelled).
+  bool RenderSegment(int lane, const Segment& segment, LaneState& state, LaneCounters& counters,
+                     std::vector<std::unique_ptr<SegmentWriter>>& writers) {
+    encode::EncoderOptions encoder_options = options_.encoder;
+    encoder_options.path = SegmentOutputPath(segment);
+    encoder_options.width = options_.page.width;
+    encoder_options.height = options_.page.height;
+    encoder_options.fps = options_.page.fps;
+    encoder_options.alpha = options_.page.alpha;
+    if (work_dir_.film().output_kind == "png" || work_dir_.film().output_kind == "jpg") {
+      std::error_code ec;
+      fs::create_directories(work_dir_.SegmentPath(segment.index), ec);
+    }
+    Result<std::unique_ptr<encode::Encoder>> encoder = encode::Encoder::Open(encoder_options);
+    if (!encoder.ok()) {
+      Fail(encoder.status().WithContext(SegmentName(segment)));
+      return false;
+    }
+
     int attempts = 1;
-    for (int64_t f = slice.first_frame; f < slice.end_frame();) {
-      if (!window_.WaitForRoom(f)) return false;
+    std::unique_ptr<SegmentWriter> writer;
+    for (int64_t f = segment.first_frame; f < segment.end_frame();) {
+      if (Stopped()) return false;
       Clock::time_point start = Clock::now();
-      Result<capture::EncodedFrame> frame = MakeFrame(state, f, counters);
+      std::optional<capture::EncodedFrame> ready;
+      std::string reached_by;
+      Status reached = f == segment.first_frame ? ReachStart(state, f, counters, &ready, &reached_by)
+                                                : ReachAfterRetry(state, f, counters);
+      Result<capture::EncodedFrame> frame =
+          !reached.ok() ? Result<capture::EncodedFrame>(reached)
+          : ready       ? Result<capture::EncodedFrame>(std::move(*ready))
+                        : state.page->Capture(f);
       counters.busy += Clock::now() - start;
       if (state.page && !CollectMessages(*state.page)) return false;
       if (frame.ok()) {
-        window_.Put(f, std::move(frame).value());
+        if (!writer) {
+          writer = std::make_unique<SegmentWriter>(*this, segment, std::move(encoder).value(),
+                                                   reached_by);
+        }
+        if (check_ && f == check_->frame() && !state.page->jumped()) {
+          check_->Offer(JumpCheck::Way::kRun, *frame);
+        }
+        if (!writer->Put(std::move(frame).value())) return false;
+        ++counters.frames;
         if (options_.after_frame) options_.after_frame(lane, f, *state.browser);
         ++f;
         continue;
       }
-      if (Cancelled() || window_.cancelled()) return false;
-      std::string where = "slice " + std::to_string(slice.index) + " (frames " +
-                          std::to_string(slice.first_frame) + "-" +
-                          std::to_string(slice.end_frame() - 1) + ")";
+      if (Stopped()) return false;
+      const std::string where = SegmentName(segment);
       if (frame.status().code() == StatusCode::kUnavailable &&
-          attempts < options_.max_attempts_per_slice) {
+          attempts < options_.max_attempts_per_segment) {
         ++attempts;
         ++counters.retries;
         Note("lane " + std::to_string(lane) + ": " + frame.status().ToString() + "; retrying " +
              where + " from frame " + std::to_string(f) + " on a fresh browser (attempt " +
-             std::to_string(attempts) + " of " + std::to_string(options_.max_attempts_per_slice) +
+             std::to_string(attempts) + " of " + std::to_string(options_.max_attempts_per_segment) +
              ")");
         state.page.reset();
         state.browser.reset();
@@ -135,29 +336,193 @@ class Run {
       Fail(frame.status().WithContext(where));
       return false;
     }
+    writer->Close();
+    writers.push_back(std::move(writer));
     return true;
   }
 
-  // Frame `f` from the lane's page: relaunches a browser that died, reopens a page that is
-  // already past `f`, and runs the frames before `f` that the page has not run.
-  Result<capture::EncodedFrame> MakeFrame(LaneState& state, int64_t f, LaneCounters& counters) {
-    if (!state.page || state.page->next_frame() > f) {
-      state.page.reset();
-      if (!state.browser || !state.browser->client().connection_status().ok()) {
-        state.browser.reset();
-        PR_ASSIGN_OR_RETURN(state.browser, browser::Browser::Launch(options_.launch));
+  std::string SegmentOutputPath(const Segment& segment) const {
+    std::string path = work_dir_.SegmentPath(segment.index);
+    const std::string& kind = work_dir_.film().output_kind;
+    if (kind == "png") return path + "/%06d.png";
+    if (kind == "jpg") return path + "/%06d.jpg";
+    return path;
+  }
+
+  // Makes sure the lane has a browser and a page no further than frame `f`.
+  Status OpenPageAtOrBefore(LaneState& state, int64_t f, LaneCounters& counters) {
+    if (state.page && state.page->next_frame() <= f) return Status::Ok();
+    state.page.reset();
+    if (!state.browser || !state.browser->client().connection_status().ok()) {
+      state.browser.reset();
+      PR_ASSIGN_OR_RETURN(state.browser, browser::Browser::Launch(options_.launch));
+    }
+    ++counters.loads;
+    PR_ASSIGN_OR_RETURN(state.page, capture::Page::Open(*state.browser, page_options_));
+    return Status::Ok();
+  }
+
+  Status RunTo(LaneState& state, int64_t f, LaneCounters& counters) {
+    if (state.page->jumped()) {
+      state.page.reset();  // A jumped page cannot be run exactly from where it is.
+      PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, f, counters));
+    }
+    Clock::time_point start = Clock::now();
+    counters.preroll_frames += f - state.page->next_frame();
+    Status s = state.page->PreRoll(f);
+    counters.preroll_busy += Clock::now() - start;
+    return s;
+  }
+
+  Status JumpTo(LaneState& state, int64_t f, LaneCounters& counters) {
+    Clock::time_point start = Clock::now();
+    ++counters.jumps;
+    Status s = state.page->JumpTo(f);
+    counters.preroll_busy += Clock::now() - start;
+    return s;
+  }
+
+  // Brings the lane's page to frame `f`, the first of a segment. With auto and no verdict
+  // yet, this lane may make the check's frames; `ready` then may hold frame `f` itself.
+  Status ReachStart(LaneState& state, int64_t f, LaneCounters& counters,
+                    std::optional<capture::EncodedFrame>* ready, std::string* reached_by) {
+    PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, f, counters));
+    const int64_t at = state.page->next_frame();
+    if (at == f) {
+      *reached_by = f == 0 ? "start" : "continued";
+      return Status::Ok();
+    }
+    switch (Mode()) {
+      case PreRollMode::kExact:
+        *reached_by = "run";
+        return RunTo(state, f, counters);
+      case PreRollMode::kJump:
+        *reached_by = "jump";
+        return JumpTo(state, f, counters);
+      case PreRollMode::kAuto:
+        break;
+    }
+    PR_RETURN_IF_ERROR(MakeCheckFrames(state, f, counters, ready));
+    if (ready->has_value()) {
+      *reached_by = "jump";
+      return Status::Ok();
+    }
+    PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, f, counters));
+    if (state.page->next_frame() == f) {
+      *reached_by = "continued";
+      return Status::Ok();
+    }
+    if (Mode() == PreRollMode::kJump) {
+      *reached_by = "jump";
+      return JumpTo(state, f, counters);
+    }
+    *reached_by = "run";
+    return RunTo(state, f, counters);
+  }
+
+  // After a crash inside a segment: the fresh page reaches `f` the way segment starts are
+  // reached once the mode is settled; while auto is undecided, exactly (this lane may be
+  // the one whose run frame the check waits for).
+  Status ReachAfterRetry(LaneState& state, int64_t f, LaneCounters& counters) {
+    PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, f, counters));
+    if (state.page->next_frame() == f) return Status::Ok();
+    if (Mode() == PreRollMode::kJump) return JumpTo(state, f, counters);
+    return RunTo(state, f, counters);
+  }
+
+  // The settled way to reach segment starts: auto becomes jump or exact on its verdict.
+  PreRollMode Mode() const {
+    if (options_.preroll != PreRollMode::kAuto) return options_.preroll;
+    if (!check_) return PreRollMode::kExact;
+    switch (check_->verdict()) {
+      case JumpCheck::Verdict::kAgree: return PreRollMode::kJump;
+      case JumpCheck::Verdict::kDisagree: return PreRollMode::kExact;
+      case JumpCheck::Verdict::kUnknown: return PreRollMode::kAuto;
+    }
+    return PreRollMode::kExact;
+  }
+
+  // Auto, undecided: makes whichever of the check's frames is this lane's to make, and
+  // waits for the verdict. When the jumped frame is the segment's first frame (`f` is the
+  // check frame) and the verdict is to jump, it is handed back in `ready`.
+  Status MakeCheckFrames(LaneState& state, int64_t f, LaneCounters& counters,
+                         std::optional<capture::EncodedFrame>* ready) {
+    const int64_t c = check_->frame();
+    std::optional<capture::EncodedFrame> jumped;
+    if (check_->Claim(JumpCheck::Way::kJumped)) {
+      Status made = [&]() -> Status {
+        PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, c, counters));
+        if (state.page->next_frame() < c) PR_RETURN_IF_ERROR(JumpTo(state, c, counters));
+        PR_ASSIGN_OR_RETURN(capture::EncodedFrame frame, state.page->Capture(c));
+        check_->Offer(JumpCheck::Way::kJumped, frame);
+        jumped = std::move(frame);
+        return Status::Ok();
+      }();
+      if (!made.ok()) {
+        check_->Unclaim(JumpCheck::Way::kJumped);
+        return made;
       }
-      ++counters.loads;
-      PR_ASSIGN_OR_RETURN(state.page, capture::Page::Open(*state.browser, page_options_));
     }
-    if (state.page->next_frame() < f) {
-      Clock::time_point start = Clock::now();
-      counters.preroll_frames += f - state.page->next_frame();
-      Status preroll = state.page->PreRoll(f);
-      counters.preroll_busy += Clock::now() - start;
-      PR_RETURN_IF_ERROR(preroll);
+    for (;;) {
+      JumpCheck::Verdict v = check_->Wait([this] { return Stopped(); });
+      if (Stopped()) return CancelledError("the render is ending");
+      if (v == JumpCheck::Verdict::kAgree) {
+        queue_.set_stealing(Stealing::kYes);
+        NoteVerdict();
+        if (jumped && f == c) *ready = std::move(jumped);
+        return Status::Ok();
+      }
+      if (v == JumpCheck::Verdict::kDisagree) {
+        NoteVerdict();
+        return Status::Ok();
+      }
+      // Nobody renders the first segment in this run: run a page to the check frame here.
+      if (check_->Claim(JumpCheck::Way::kRun)) {
+        Status made = [&]() -> Status {
+          state.page.reset();
+          PR_RETURN_IF_ERROR(OpenPageAtOrBefore(state, c, counters));
+          PR_RETURN_IF_ERROR(RunTo(state, c, counters));
+          PR_ASSIGN_OR_RETURN(capture::EncodedFrame frame, state.page->Capture(c));
+          check_->Offer(JumpCheck::Way::kRun, frame);
+          return Status::Ok();
+        }();
+        if (!made.ok()) {
+          check_->Unclaim(JumpCheck::Way::kRun);
+          return made;
+        }
+      }
     }
-    return state.page->Capture(f);
+  }
+
+  // A lane that has just run up to the check frame without jumping offers it, if the
+  // check still wants it (its next segment would not start there).
+  void OfferRunFrame(LaneState& state, LaneCounters& counters) {
+    if (!check_ || !state.page || state.page->jumped() ||
+        state.page->next_frame() != check_->frame() || !check_->Wanted(JumpCheck::Way::kRun)) {
+      return;
+    }
+    Clock::time_point start = Clock::now();
+    Result<capture::EncodedFrame> frame = state.page->Capture(check_->frame());
+    counters.busy += Clock::now() - start;
+    if (frame.ok()) {
+      check_->Offer(JumpCheck::Way::kRun, *frame);
+    } else {
+      check_->Unclaim(JumpCheck::Way::kRun);  // Someone else runs there.
+      state.page.reset();
+    }
+  }
+
+  void NoteVerdict() {
+    std::lock_guard lock(mu_);
+    if (verdict_noted_) return;
+    verdict_noted_ = true;
+    const std::string frame = "frame " + std::to_string(check_->frame());
+    if (check_->verdict() == JumpCheck::Verdict::kAgree) {
+      stats_.preroll = "auto: jump (" + frame + " came out identical jumped and run)";
+    } else {
+      stats_.preroll = "auto: exact (" + frame + " differed jumped and run: the page keeps "
+                       "state per animation frame, or dates things from its last tick)";
+    }
   }
 
   // Records what the page reported, once per message and frame whichever lane saw it;
@@ -180,95 +545,35 @@ class Run {
       }
     }
     if (options_.strict && !failure_.ok()) {
-      window_.Cancel();
+      stopped_.store(true);
       return false;
     }
     return true;
   }
 
-  // Decodes screenshots and converts them for the encoder (colour conversion, or image
-  // compression for sequences), in parallel, so the encoding thread only encodes.
-  void DecodeLoop(int worker, std::unique_ptr<encode::Converter> converter) {
-    SetCurrentThreadName("decode-" + std::to_string(worker));
-    Clock::duration busy{};
-    while (std::optional<capture::EncodedFrame> frame = window_.Claim()) {
-      Clock::time_point start = Clock::now();
-      int64_t index = frame->index;
-      Result<capture::Image> image = capture::DecodeFrame(*frame);
-      if (!image.ok()) {
-        Fail(image.status().WithContext("frame " + std::to_string(index)));
-        break;
-      }
-      if (image->width != options_.page.width || image->height != options_.page.height) {
-        Fail(InternalError("frame " + std::to_string(index) + " came back " +
-                           std::to_string(image->width) + "x" + std::to_string(image->height)));
-        break;
-      }
-      Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter->Convert(
-          encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
-      busy += Clock::now() - start;
-      if (!prepared.ok()) {
-        Fail(prepared.status().WithContext("frame " + std::to_string(index)));
-        break;
-      }
-      window_.PutPrepared(index, std::move(prepared).value());
-    }
-    std::lock_guard lock(mu_);
-    stats_.decode_seconds += Seconds(busy);
-  }
-
   Result<RenderStats> Go(LaneState first_lane) {
-    Clock::time_point start = Clock::now();
-    encode::EncoderOptions encoder_options = options_.encoder;
-    encoder_options.width = options_.page.width;
-    encoder_options.height = options_.page.height;
-    encoder_options.fps = options_.page.fps;
-    encoder_options.alpha = options_.page.alpha;
-    PR_ASSIGN_OR_RETURN(std::unique_ptr<encode::Encoder> encoder,
-                        encode::Encoder::Open(encoder_options));
-
-    int lanes = std::max(1, options_.lanes);
-    std::vector<std::jthread> threads;
-    threads.emplace_back([this, s = std::move(first_lane)]() mutable { LaneLoop(0, std::move(s)); });
-    for (int i = 1; i < lanes; ++i) {
-      threads.emplace_back([this, i] { LaneLoop(i, LaneState{}); });
-    }
-    for (int i = 0; i < std::max(1, options_.decode_threads); ++i) {
+    start_ = Clock::now();
+    {
+      std::vector<std::jthread> threads;
       threads.emplace_back(
-          [this, i, c = encoder->NewConverter()]() mutable { DecodeLoop(i, std::move(c)); });
-    }
-
-    Clock::duration encode_busy{};
-    for (int64_t i = 0; i < frames_; ++i) {
-      std::unique_ptr<encode::PreparedFrame> frame = window_.TakePrepared(i);
-      if (!frame) break;
-      Clock::time_point t = Clock::now();
-      Status written = encoder->WritePrepared(std::move(frame));
-      encode_busy += Clock::now() - t;
-      if (!written.ok()) {
-        Fail(written.WithContext("writing frame " + std::to_string(i)));
-        break;
+          [this, s = std::move(first_lane)]() mutable { LaneLoop(0, std::move(s)); });
+      for (int i = 1; i < lanes_; ++i) {
+        threads.emplace_back([this, i] { LaneLoop(i, LaneState{}); });
       }
-      window_.Encoded(i);
-      if (options_.on_progress) {
-        options_.on_progress(Progress{i + 1, frames_, Clock::now() - start});
-      }
-    }
-    window_.Cancel();  // Done or failed: release every thread still waiting.
-    threads.clear();   // Joins.
-
+    }  // Joins.
     if (Status f = failure(); !f.ok()) return f;
-    if (Cancelled()) return CancelledError("render interrupted; no output was written");
-    Clock::time_point t = Clock::now();
-    PR_RETURN_IF_ERROR(encoder->Finish());
-    encode_busy += Clock::now() - t;
-
-    stats_.output = encoder->final_path();
+    if (options_.cancel != nullptr && options_.cancel->load()) {
+      return CancelledError("render interrupted");
+    }
+    if (stats_.preroll.empty()) {
+      if (stats_.jumps == 0 && stats_.preroll_frames == 0) {
+        stats_.preroll = "none needed";
+      } else {
+        stats_.preroll = stats_.jumps > 0 ? "jump" : "exact";
+      }
+    }
     stats_.frames = frames_;
-    stats_.lanes = lanes;
-    stats_.wall_seconds = Seconds(Clock::now() - start);
-    stats_.encode_seconds = Seconds(encode_busy);
-    stats_.peak_window_frames = window_.peak_held();
+    stats_.lanes = lanes_;
     return stats_;
   }
 
@@ -276,22 +581,190 @@ class Run {
   const RenderOptions& options_;
   capture::PageOptions page_options_;  // options_.page, plus a stop check for pre-roll.
   const int64_t frames_;
-  SliceQueue slices_;
-  FrameWindow window_;
+  const int64_t segment_frames_;
+  const WorkDir work_dir_;
+  const std::vector<Segment> todo_;
+  const int lanes_;
+  SegmentQueue queue_;
+  std::optional<JumpCheck> check_;
+  const int64_t frames_resumed_;
+  const int64_t shard_frames_;
+  Clock::time_point start_;
+  std::atomic<bool> stopped_{false};
+
+  std::mutex progress_mu_;
+  int64_t frames_written_ = 0;  // Guarded by progress_mu_.
 
   std::mutex mu_;
-  Status failure_;     // Guarded by mu_.
-  RenderStats stats_;  // Guarded by mu_ while threads run.
+  Status failure_;       // Guarded by mu_.
+  RenderStats stats_;    // Guarded by mu_ while threads run.
+  bool verdict_noted_ = false;  // Guarded by mu_.
   std::set<std::string> seen_messages_;  // Guarded by mu_.
 };
 
+SegmentWriter::SegmentWriter(Run& run, const Segment& segment,
+                             std::unique_ptr<encode::Encoder> encoder, std::string reached_by)
+    : run_(run),
+      segment_(segment),
+      reached_by_(std::move(reached_by)),
+      encoder_(std::move(encoder)),
+      thread_([this] { Loop(); }) {}
+
+SegmentWriter::~SegmentWriter() {
+  queue_.Close();  // Unless Close() came first, the loop sees it unfinished and abandons.
+  if (thread_.joinable()) thread_.join();
+}
+
+bool SegmentWriter::Put(capture::EncodedFrame frame) { return queue_.Push(std::move(frame)); }
+
+void SegmentWriter::Close() {
+  closed_.store(true);
+  queue_.Close();
+}
+
+void SegmentWriter::Loop() {
+  SetCurrentThreadName("seg-" + std::to_string(segment_.index));
+  const RenderOptions& options = run_.options();
+  std::unique_ptr<encode::Converter> converter = encoder_->NewConverter();
+  Sha256 frames_sha;
+  Clock::duration decode{};
+  Clock::duration encode{};
+  int64_t written = 0;
+  const std::string where = SegmentName(segment_);
+  auto fail = [&](const Status& s) {
+    run_.Fail(s);
+    queue_.Close();
+  };
+  while (std::optional<capture::EncodedFrame> frame = queue_.Pop()) {
+    if (run_.Stopped()) break;
+    Clock::time_point start = Clock::now();
+    const int64_t index = frame->index;
+    frames_sha.Update(frame->base64(), frame->length);
+    Result<capture::Image> image = capture::DecodeFrame(*frame);
+    if (!image.ok()) {
+      fail(image.status().WithContext("frame " + std::to_string(index)));
+      break;
+    }
+    if (image->width != options.page.width || image->height != options.page.height) {
+      fail(InternalError("frame " + std::to_string(index) + " came back " +
+                         std::to_string(image->width) + "x" + std::to_string(image->height)));
+      break;
+    }
+    Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter->Convert(
+        encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
+    Clock::time_point converted = Clock::now();
+    decode += converted - start;
+    if (!prepared.ok()) {
+      fail(prepared.status().WithContext("frame " + std::to_string(index)));
+      break;
+    }
+    Status status = encoder_->WritePrepared(std::move(prepared).value());
+    encode += Clock::now() - converted;
+    if (!status.ok()) {
+      fail(status.WithContext("writing frame " + std::to_string(index)));
+      break;
+    }
+    ++written;
+    run_.FrameWritten();
+  }
+  queue_.Close();  // However the loop ended, the lane's next Put() fails instead of waiting.
+  bool finished = false;
+  if (closed_.load() && written == segment_.frame_count && !run_.Stopped()) {
+    Clock::time_point start = Clock::now();
+    Status status = encoder_->Finish();
+    encode += Clock::now() - start;
+    SegmentRecord record;
+    record.index = segment_.index;
+    record.first_frame = segment_.first_frame;
+    record.frame_count = segment_.frame_count;
+    record.file = run_.work_dir().SegmentFileName(segment_.index);
+    record.frames_sha256 = frames_sha.Hex();
+    record.reached_by = reached_by_;
+    const std::string path = run_.work_dir().SegmentPath(segment_.index);
+    if (status.ok()) {
+      std::error_code ec;
+      record.bytes = 0;
+      if (fs::is_directory(path, ec)) {
+        for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+          record.bytes += static_cast<int64_t>(e.file_size(ec));
+        }
+      } else {
+        record.bytes = static_cast<int64_t>(fs::file_size(path, ec));
+      }
+      Result<std::string> sha = HashPath(path);
+      status = sha.ok() ? Status::Ok() : sha.status();
+      if (sha.ok()) record.file_sha256 = *sha;
+    }
+    if (status.ok()) status = run_.work_dir().Record(record);
+    if (status.ok()) {
+      finished = true;
+    } else {
+      run_.Fail(status.WithContext(where));
+    }
+  }
+  encoder_.reset();  // An unfinished encoder removes its partial file.
+  run_.WriterDone(Seconds(decode), Seconds(encode), finished);
+}
+
+// What makes this film: everything that changes its segments.
+FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t segment_frames,
+                          const encode::OutputSpec& spec, capture::Page& page,
+                          browser::Browser& browser) {
+  FilmRecord film;
+  film.url = options.page.url;
+  film.page_files = HashLocalFiles(page.requested_urls());
+  film.width = options.page.width;
+  film.height = options.page.height;
+  film.fps = options.page.fps;
+  film.frames = frames;
+  film.segment_frames = segment_frames;
+  film.alpha = options.page.alpha;
+  film.quality = options.encoder.quality;
+  film.output_kind = KindName(spec.kind);
+  encode::EncoderOptions described = options.encoder;
+  described.alpha = options.page.alpha;
+  film.encoder = encode::DescribeEncoder(described) + ", screenshots " +
+                 (options.page.alpha ? std::string("PNG")
+                                     : "JPEG q" + std::to_string(options.page.jpeg_quality));
+  film.timezone = options.page.timezone;
+  film.locale = options.page.locale;
+  film.fonts = HashFontFiles();
+  Result<cdp::Message> version = browser.client().Call("Browser.getVersion");
+  if (version.ok()) {
+    Result<std::string> product = cdp::GetString(*version, {"result", "product"});
+    if (product.ok()) film.browser = *product;
+  }
+  return film;
+}
+
 }  // namespace
+
+std::string DefaultWorkDir(const std::string& output) {
+  fs::path target(output);
+  fs::path folder = target.parent_path();
+  std::string name = target.filename().string();
+  // A sequence pattern's folder holds only frames: keep the work beside the folder.
+  if (name.find('%') != std::string::npos) {
+    name = folder.filename().string() + "-frames";
+    folder = folder.parent_path();
+  }
+  return (folder / ("." + name + ".pagereel")).string();
+}
 
 Result<RenderStats> Render(const RenderOptions& options) {
   Clock::time_point start = Clock::now();
+  if (options.shard_count < 1 || options.shard_index < 0 ||
+      options.shard_index >= options.shard_count) {
+    return InvalidArgumentError("shard " + std::to_string(options.shard_index) + " of " +
+                                std::to_string(options.shard_count) + " does not exist");
+  }
+  PR_ASSIGN_OR_RETURN(encode::OutputSpec spec,
+                      encode::InspectOutputPath(options.encoder.path, options.page.alpha));
   // The first lane opens the page before anything else starts, so a page that cannot load
   // fails fast with its own message, and its declared duration can size the film.
-  PR_ASSIGN_OR_RETURN(LaneState first, OpenLane(options));
+  LaneState first;
+  PR_ASSIGN_OR_RETURN(first.browser, browser::Browser::Launch(options.launch));
+  PR_ASSIGN_OR_RETURN(first.page, capture::Page::Open(*first.browser, options.page));
   int64_t frames = 0;
   if (options.frames.has_value()) {
     frames = *options.frames;
@@ -309,12 +782,135 @@ Result<RenderStats> Render(const RenderOptions& options) {
         "window.pagereel = { duration: SECONDS }");
   }
   if (frames <= 0) return InvalidArgumentError("the film has no frames; give a longer duration");
-  Run run(options, frames);
-  Result<RenderStats> stats = run.Go(std::move(first));
-  if (stats.ok()) {
-    stats->wall_seconds = Seconds(Clock::now() - start);
-    stats->page_loads += 1;
+
+  const int64_t segment_frames = options.segment_frames > 0
+                                     ? options.segment_frames
+                                     : DefaultSegmentFrames(frames, options.page.fps);
+  const std::vector<Segment> plan = PlanSegments(frames, segment_frames);
+  const std::vector<Segment> share = ShardSegments(plan, options.shard_index, options.shard_count);
+  const std::string work_path =
+      options.work_dir.empty() ? DefaultWorkDir(options.encoder.path) : options.work_dir;
+  FilmRecord film =
+      MakeFilmRecord(options, frames, segment_frames, spec, *first.page, *first.browser);
+  PR_ASSIGN_OR_RETURN(
+      WorkDir work_dir,
+      WorkDir::Open(work_path, film, options.restart ? OnChange::kStartOver : OnChange::kRefuse));
+
+  std::vector<std::string> problems;
+  std::vector<SegmentRecord> finished = work_dir.Finished(/*verify_contents=*/true, &problems);
+  for (const std::string& p : problems) {
+    if (options.on_note) options.on_note("work folder " + work_path + ": " + p);
   }
+  std::set<int64_t> done;
+  for (const SegmentRecord& r : finished) done.insert(r.index);
+  std::vector<Segment> todo;
+  int64_t share_frames = 0;
+  int64_t resumed_frames = 0;
+  int64_t resumed_segments = 0;
+  for (const Segment& s : share) {
+    share_frames += s.frame_count;
+    if (done.count(s.index)) {
+      resumed_frames += s.frame_count;
+      ++resumed_segments;
+    } else {
+      todo.push_back(s);
+    }
+  }
+  if (resumed_segments > 0 && options.on_note) {
+    options.on_note("resuming: " + std::to_string(resumed_segments) + " of " +
+                    std::to_string(share.size()) + " segments (" +
+                    std::to_string(resumed_frames) + " frames) already finished in " +
+                    work_path + "; --restart starts over");
+  }
+
+  RenderStats stats;
+  if (!todo.empty()) {
+    // A lane reaches segment 0 with the first page; other lanes open their own.
+    Run run(options, frames, work_dir, todo, resumed_frames, share_frames);
+    Result<RenderStats> ran = run.Go(std::move(first));
+    if (!ran.ok()) {
+      // Finished segments stay for the next run; a folder with none is not worth keeping.
+      // (Shards share theirs: another may be writing into it.)
+      if (options.shard_count == 1 && work_dir.Finished(false, nullptr).empty()) {
+        (void)work_dir.Remove();
+      }
+      return ran.status();
+    }
+    stats = *ran;
+  } else {
+    first = LaneState{};
+    stats.frames = frames;
+    stats.lanes = 0;
+    stats.preroll = "none needed";
+  }
+  stats.page_loads += 1;
+  stats.segments = static_cast<int64_t>(plan.size());
+  stats.segments_resumed = resumed_segments;
+  stats.work_dir = work_path;
+
+  if (options.shard_count == 1) {
+    Result<JoinStats> joined =
+        JoinFilm(work_path, options.encoder.path,
+                 options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove);
+    if (!joined.ok()) return joined.status();
+    stats.output = joined->output;
+    stats.join_seconds = joined->seconds;
+  }
+  stats.wall_seconds = Seconds(Clock::now() - start);
+  return stats;
+}
+
+Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& output,
+                           AfterJoin after) {
+  Clock::time_point start = Clock::now();
+  PR_ASSIGN_OR_RETURN(WorkDir work_dir, WorkDir::OpenForJoin(work_path));
+  const FilmRecord& film = work_dir.film();
+  Result<encode::OutputSpec> spec = encode::InspectOutputPath(output, film.alpha);
+  if (!spec.ok()) return spec.status();
+  if (KindName(spec->kind) != film.output_kind) {
+    return InvalidArgumentError("the segments in " + work_path + " were made for a ." +
+                                film.output_kind + " output; '" + output + "' is another kind");
+  }
+  std::vector<std::string> problems;
+  std::vector<SegmentRecord> finished = work_dir.Finished(/*verify_contents=*/true, &problems);
+  std::map<int64_t, SegmentRecord> by_index;
+  for (const SegmentRecord& r : finished) by_index[r.index] = r;
+  const std::vector<Segment> plan = PlanSegments(film.frames, film.segment_frames);
+  std::vector<encode::SegmentFile> files;
+  std::string missing;
+  int64_t missing_count = 0;
+  for (const Segment& s : plan) {
+    auto it = by_index.find(s.index);
+    if (it == by_index.end() || it->second.first_frame != s.first_frame ||
+        it->second.frame_count != s.frame_count) {
+      ++missing_count;
+      if (missing_count <= 8) missing += (missing.empty() ? "" : ", ") + SegmentName(s);
+      continue;
+    }
+    std::string path = work_dir.SegmentPath(s.index);
+    if (film.output_kind == "png") path += "/%06d.png";
+    if (film.output_kind == "jpg") path += "/%06d.jpg";
+    files.push_back(encode::SegmentFile{path, s.first_frame, s.frame_count});
+  }
+  if (missing_count > 0) {
+    std::string damaged;
+    for (const std::string& p : problems) damaged += "; " + p;
+    return FailedPreconditionError(
+        std::to_string(missing_count) + " of " + std::to_string(plan.size()) +
+        " segments are not finished in " + work_path + ": " + missing +
+        (missing_count > 8 ? ", ..." : "") + damaged +
+        "; run the render (or the shards that own them) again to make them");
+  }
+  encode::JoinOptions join;
+  join.fps = film.fps;
+  PR_RETURN_IF_ERROR(encode::JoinSegments(files, output, join));
+  // The film is complete; a folder that cannot be removed only costs disk space.
+  if (after == AfterJoin::kRemove) (void)work_dir.Remove();
+  JoinStats stats;
+  stats.output = output;
+  stats.frames = film.frames;
+  stats.segments = static_cast<int64_t>(plan.size());
+  stats.seconds = Seconds(Clock::now() - start);
   return stats;
 }
 

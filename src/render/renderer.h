@@ -1,17 +1,24 @@
-// Render(): a deterministic film of a web page.
+// Render(): a deterministic film of a web page, made of segments.
 //
-// The film is cut into fixed slices (render/slices.h) that lanes take lowest first. Each
-// lane owns one browser process and one page; a lane that starts ahead runs the frames it
-// skips without screenshots (capture::Page::PreRoll), so every frame is produced by a page
-// in exactly the state a page running from frame 0 would be in, and the film is identical
-// whatever the lane count.
-// Screenshots pass through a bounded reorder window (render/frame_window.h) to decode
-// workers and to the encoder, which runs on the calling thread.
+// The film is cut into segments (render/segments.h) fixed by the film alone. Each lane owns
+// one browser process and one page and renders a contiguous block of segments; a segment is
+// encoded on its own (a fresh encoder, so a closed GOP) into a work folder
+// (render/work_dir.h) beside the output, with a record written once its file is complete.
+// When every segment is there they are joined by stream copy into the output and the folder
+// is removed. A render that was killed continues from the segments already finished; a
+// shard (`shard_count` > 1) renders only its share and leaves the join to `JoinFilm`.
+//
+// A lane that starts a segment its page has not reached gets there by pre-roll:
+// kExact runs every frame before it without a screenshot (the film is then identical
+// whatever the lane count, for any page); kJump runs animation frames at most 300 ms apart
+// (fast, right for clocks, CSS, Web Animations and timers, not for state a page builds per
+// animation frame); kAuto makes the first segment's following frame both ways, jumped and
+// run, and jumps only if they are identical.
 //
 // A lane whose browser dies relaunches it and retries from the first frame it had not
-// delivered, up to max_attempts_per_slice times; then the render fails naming the slice.
-// Render() blocks until the film is finished, failed or cancelled; on failure or cancel no
-// output is left behind.
+// delivered, up to max_attempts_per_segment times; then the render fails naming the segment.
+// Render() blocks until the film is finished, failed or cancelled; finished segments stay in
+// the work folder for the next run, and no output is left behind unless complete.
 #ifndef PAGEREEL_RENDER_RENDERER_H_
 #define PAGEREEL_RENDER_RENDERER_H_
 
@@ -31,51 +38,73 @@
 namespace pagereel::render {
 
 struct Progress {
-  int64_t frames_done = 0;
-  int64_t frames_total = 0;
+  int64_t frames_done = 0;   // Including frames of segments finished by an earlier run.
+  int64_t frames_total = 0;  // This run's share of the film.
+  int64_t frames_resumed = 0;  // Frames that were already finished when this run began.
   std::chrono::duration<double> elapsed{0};
 };
+
+enum class PreRollMode { kExact, kJump, kAuto };
 
 struct RenderOptions {
   capture::PageOptions page;
   // Frame count; when empty, the page's window.pagereel.duration decides it.
   std::optional<int64_t> frames;
   int lanes = 1;
-  int64_t slice_frames = 60;
+  // Frames per segment; 0: DefaultSegmentFrames. Part of what makes the film: the same
+  // value gives the same segment files.
+  int64_t segment_frames = 0;
+  PreRollMode preroll = PreRollMode::kAuto;
   // Stop the render when the page reports an error (an uncaught exception, a console
   // error, a file that failed to load); otherwise they are only counted in RenderStats.
   bool strict = false;
   // Path and quality; size, rate and alpha are taken from `page`.
   encode::EncoderOptions encoder;
-  int max_attempts_per_slice = 3;
-  int decode_threads = 2;
-  // Screenshots held between lanes and the encoder; 0 picks from lanes, slice and size.
-  int64_t window_frames = 0;
+  int max_attempts_per_segment = 3;
+  // Where segments are kept; empty: .NAME.pagereel beside the output.
+  std::string work_dir;
+  // Segments of a work folder made for another film are refused, unless this is set.
+  bool restart = false;
+  // Leave the segments in the work folder after joining them.
+  bool keep_work_dir = false;
+  // Render only shard `shard_index` of `shard_count` (contiguous shares of the segments)
+  // into the work folder, without joining.
+  int shard_index = 0;
+  int shard_count = 1;
   browser::LaunchOptions launch;
 
   // Polled; set it (from a signal handler too) to stop the render.
   const std::atomic<bool>* cancel = nullptr;
-  // Called on the encoding thread after each frame is written.
+  // Called after each frame is written (on an encoding thread, one at a time).
   std::function<void(const Progress&)> on_progress;
-  // Notes worth telling the user (a lane's retry after a browser crash).
+  // Notes worth telling the user (a resumed render, a retry after a browser crash).
   std::function<void(const std::string&)> on_note;
   // Test hook, called on a lane's thread after each frame it captured.
   std::function<void(int lane, int64_t frame, browser::Browser& browser)> after_frame;
 };
 
 struct RenderStats {
-  std::string output;
-  int64_t frames = 0;
+  std::string output;    // Empty for a shard.
+  std::string work_dir;  // Removed once the output is complete.
+  int64_t frames = 0;    // In the film.
+  int64_t frames_rendered = 0;  // By this run.
   int lanes = 0;
+  int64_t segments = 0;          // In the film.
+  int64_t segments_resumed = 0;  // Finished by an earlier run and kept.
+  int64_t segments_rendered = 0;
   double wall_seconds = 0;
   double browser_seconds = 0;  // Summed over lanes: page loads, pre-roll and capture.
-  double decode_seconds = 0;   // Summed over decode workers: decode and colour conversion.
-  double encode_seconds = 0;   // The encoder thread.
-  int64_t preroll_frames = 0;  // Frames run without screenshots to bring lanes forward.
-  double preroll_seconds = 0;  // Part of browser_seconds spent on those frames.
+  double decode_seconds = 0;   // Summed over segment writers: decode and colour conversion.
+  double encode_seconds = 0;   // Summed over segment writers.
+  double join_seconds = 0;
+  int64_t preroll_frames = 0;  // Frames run without screenshots to reach segment starts.
+  double preroll_seconds = 0;  // Part of browser_seconds spent reaching segment starts.
+  int64_t jumps = 0;           // Segment starts reached by jumping.
+  // How segment starts were reached, for the summary: "exact", "jump", or what auto chose
+  // and why.
+  std::string preroll;
   int64_t page_loads = 0;
   int retries = 0;
-  int64_t peak_window_frames = 0;
   // What the page reported, once each (lanes load the same page, so they report the same
   // things): the first kMaxReportedMessages of them, and how many there were in all.
   std::vector<capture::PageMessage> page_messages;
@@ -85,6 +114,25 @@ struct RenderStats {
 inline constexpr size_t kMaxReportedMessages = 10;
 
 Result<RenderStats> Render(const RenderOptions& options);
+
+// The work folder `Render` uses for `output` when none is given: .NAME.pagereel beside it.
+std::string DefaultWorkDir(const std::string& output);
+
+struct JoinStats {
+  std::string output;
+  int64_t frames = 0;
+  int64_t segments = 0;
+  double seconds = 0;
+};
+
+enum class AfterJoin { kKeep, kRemove };
+
+// Joins the segments in `work_dir` into `output` (of the kind the segments were made for)
+// by stream copy, then keeps or removes the work folder. Every segment must be there,
+// whole, made for the same film: errors name the missing frame ranges and the files that
+// are damaged.
+Result<JoinStats> JoinFilm(const std::string& work_dir, const std::string& output,
+                           AfterJoin after);
 
 }  // namespace pagereel::render
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -28,12 +29,32 @@ class RendererTest : public ::testing::Test {
     o.page.height = 360;
     o.page.fps = Rational{30, 1};
     o.encoder.path = (dir_ / output).string();
-    o.slice_frames = 20;
+    o.segment_frames = 30;
     return o;
   }
 
+  static std::string Bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // Decodes `path` and checks it holds exactly the frames of `reference`.
+  static void ExpectSameFilm(const std::string& reference, const std::string& path, size_t frames) {
+    Result<testing::DecodedVideo> a = testing::DecodeVideo(reference);
+    Result<testing::DecodedVideo> b = testing::DecodeVideo(path);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->rgb.size(), frames);
+    ASSERT_EQ(b->rgb.size(), frames) << path;
+    for (size_t n = 0; n < frames; ++n) {
+      ASSERT_TRUE(a->rgb[n] == b->rgb[n]) << path << ": frame " << n << " differs";
+      EXPECT_NEAR(b->pts_seconds[n], a->pts_seconds[n], 1e-9) << n;
+    }
+  }
 };
 
+// timecode.html counts its animation frames, so a lane that jumped would paint another
+// count: auto must find that out and pre-roll exactly, and the film must not depend on the
+// lane count, to the byte.
 TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTime) {
   RenderOptions one = Options("timecode.html", "one.mp4");
   one.frames = 90;
@@ -41,21 +62,22 @@ TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTim
   Result<RenderStats> a = Render(one);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->preroll_frames, 0);
+  EXPECT_EQ(a->segments, 3);
+  EXPECT_FALSE(fs::exists(a->work_dir)) << "the work folder is removed once the film is whole";
 
   RenderOptions three = Options("timecode.html", "three.mp4");
   three.frames = 90;
   three.lanes = 3;
   Result<RenderStats> b = Render(three);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
-  EXPECT_GT(b->preroll_frames, 0);  // Lanes did jump ahead, so the comparison means something.
+  EXPECT_GT(b->preroll_frames, 0);  // Lanes did run ahead, so the comparison means something.
+  EXPECT_NE(b->preroll.find("auto: exact"), std::string::npos) << b->preroll;
 
+  EXPECT_TRUE(Bytes(a->output) == Bytes(b->output)) << "the films differ byte for byte";
   Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
-  Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);
-  ASSERT_TRUE(va.ok() && vb.ok());
+  ASSERT_TRUE(va.ok());
   ASSERT_EQ(va->rgb.size(), 90u);
-  ASSERT_EQ(vb->rgb.size(), 90u);
   for (size_t n = 0; n < 90; ++n) {
-    ASSERT_TRUE(va->rgb[n] == vb->rgb[n]) << "frame " << n << " differs between 1 and 3 lanes";
     const int t = static_cast<int>(FrameTimeMillis(static_cast<int64_t>(n), Rational{30, 1}));
     const uint8_t* px = va->rgb[n].data();
     EXPECT_EQ(testing::ReadTimecodeRow(px, 640 * 3, 3, testing::kRafTimestamp), t) << n;
@@ -63,6 +85,134 @@ TEST_F(RendererTest, FilmIsIdenticalWhateverTheLaneCountAndEveryFrameShowsItsTim
     EXPECT_EQ(testing::ReadTimecodeRow(px, 640 * 3, 3, testing::kRafCount), n + 1) << n;
     EXPECT_NEAR(va->pts_seconds[n], n / 30.0, 1e-6);
   }
+}
+
+// A page driven by its clocks alone (and a timer that runs late): auto checks one frame
+// both ways, finds them identical and jumps, and the film is that of one lane.
+TEST_F(RendererTest, AutoJumpsOnAPageDrivenByClocksAndTheFilmIsUnchanged) {
+  RenderOptions one = Options("clocks.html", "one.mp4");
+  one.frames = 120;
+  one.lanes = 1;
+  Result<RenderStats> a = Render(one);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+
+  RenderOptions three = Options("clocks.html", "three.mp4");
+  three.frames = 120;
+  three.lanes = 3;
+  Result<RenderStats> b = Render(three);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_NE(b->preroll.find("auto: jump"), std::string::npos) << b->preroll;
+  EXPECT_GT(b->jumps, 0);
+  ExpectSameFilm(a->output, b->output, 120);
+  Result<testing::DecodedVideo> video = testing::DecodeVideo(b->output);
+  ASSERT_TRUE(video.ok());
+  for (size_t n : {0u, 29u, 30u, 61u, 90u, 119u}) {
+    const int t = static_cast<int>(FrameTimeMillis(static_cast<int64_t>(n), Rational{30, 1}));
+    EXPECT_EQ(testing::ReadTimecodeRow(video->rgb[n].data(), 640 * 3, 3, testing::kCssAnimation), t);
+    EXPECT_EQ(testing::ReadTimecodeRow(video->rgb[n].data(), 640 * 3, 3, testing::kDateNow), t);
+    EXPECT_EQ(testing::ReadTimecodeRow(video->rgb[n].data(), 640 * 3, 3, 6), std::max(0, t - 700));
+  }
+
+  RenderOptions exact = Options("clocks.html", "exact.mp4");
+  exact.frames = 120;
+  exact.lanes = 2;
+  exact.preroll = PreRollMode::kExact;
+  Result<RenderStats> c = Render(exact);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->jumps, 0);
+  EXPECT_GT(c->preroll_frames, 0);
+  ExpectSameFilm(a->output, c->output, 120);
+}
+
+// A render stopped half way keeps its finished segments; the same render run again makes
+// only the rest, and the film is the one an uninterrupted render makes. A changed
+// parameter is refused, naming it, until --restart.
+TEST_F(RendererTest, AnInterruptedRenderResumesFromItsFinishedSegments) {
+  RenderOptions clean = Options("timecode.html", "clean.mp4");
+  clean.frames = 90;
+  Result<RenderStats> reference = Render(clean);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+
+  RenderOptions options = Options("timecode.html", "resumed.mp4");
+  options.frames = 90;
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  options.after_frame = [&](int, int64_t frame, browser::Browser&) {
+    if (frame == 50) cancel = true;
+  };
+  Result<RenderStats> stopped = Render(options);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled);
+  EXPECT_FALSE(fs::exists(dir_ / "resumed.mp4"));
+  const std::string work = DefaultWorkDir(options.encoder.path);
+  ASSERT_TRUE(fs::exists(fs::path(work) / "seg-000000.json")) << work;
+
+  RenderOptions changed = options;
+  changed.cancel = nullptr;
+  changed.after_frame = nullptr;
+  changed.encoder.quality = 50;
+  Result<RenderStats> refused = Render(changed);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("quality: was 90, now 50"), std::string_view::npos)
+      << refused.status().ToString();
+
+  cancel = false;
+  options.after_frame = nullptr;
+  std::vector<std::string> notes;
+  options.on_note = [&](const std::string& note) { notes.push_back(note); };
+  Result<RenderStats> resumed = Render(options);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_GE(resumed->segments_resumed, 1);
+  EXPECT_LE(resumed->frames_rendered, 60);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("resuming"), std::string::npos) << notes[0];
+  EXPECT_TRUE(Bytes(reference->output) == Bytes(resumed->output));
+  EXPECT_FALSE(fs::exists(work));
+
+  changed.restart = true;
+  Result<RenderStats> restarted = Render(changed);
+  ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
+}
+
+// Shards render their share into one folder; joining it gives the film a single render
+// makes, and joining an incomplete folder names what is missing.
+TEST_F(RendererTest, ShardsJoinedAreTheFilmOfOneRender) {
+  RenderOptions whole = Options("timecode.html", "whole.mp4");
+  whole.frames = 90;
+  Result<RenderStats> reference = Render(whole);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+
+  const std::string work = (dir_ / "shared").string();
+  for (int shard : {2, 0}) {
+    RenderOptions part = Options("timecode.html", "sharded.mp4");
+    part.frames = 90;
+    part.work_dir = work;
+    part.shard_index = shard;
+    part.shard_count = 3;
+    Result<RenderStats> stats = Render(part);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_TRUE(stats->output.empty());
+    EXPECT_EQ(stats->frames_rendered, 30);
+  }
+  Result<JoinStats> incomplete =
+      JoinFilm(work, (dir_ / "sharded.mp4").string(), AfterJoin::kRemove);
+  ASSERT_FALSE(incomplete.ok());
+  EXPECT_NE(incomplete.status().message().find("segment 1 (frames 30-59)"), std::string_view::npos)
+      << incomplete.status().ToString();
+  EXPECT_FALSE(fs::exists(dir_ / "sharded.mp4"));
+
+  RenderOptions last = Options("timecode.html", "sharded.mp4");
+  last.frames = 90;
+  last.work_dir = work;
+  last.shard_index = 1;
+  last.shard_count = 3;
+  Result<RenderStats> stats = Render(last);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_NE(stats->preroll.find("auto: exact"), std::string::npos) << stats->preroll;
+  Result<JoinStats> joined = JoinFilm(work, (dir_ / "sharded.mp4").string(), AfterJoin::kRemove);
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_TRUE(Bytes(reference->output) == Bytes(joined->output));
+  EXPECT_FALSE(fs::exists(work));
 }
 
 // Frames must not depend on the lane count, to the pixel: scaled composited layers (whose
@@ -126,7 +276,7 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   crashy.lanes = 2;
   std::atomic<bool> killed{false};
   crashy.after_frame = [&](int, int64_t frame, browser::Browser& browser) {
-    // Kill a lane's browser in the middle of its second slice, once.
+    // Kill a lane's browser in the middle of its first segment, once.
     if (frame == 25 && !killed.exchange(true)) ::kill(browser.pid(), SIGKILL);
   };
   std::vector<std::string> notes;
@@ -136,7 +286,7 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   EXPECT_TRUE(killed.load());
   EXPECT_EQ(b->retries, 1);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("slice 1"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("segment 0"), std::string::npos) << notes[0];
 
   Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
   Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);
@@ -170,7 +320,9 @@ TEST_F(RendererTest, FailingPageLeavesNoOutput) {
   ASSERT_FALSE(stats.ok());
   EXPECT_NE(stats.status().message().find("navigated away"), std::string_view::npos)
       << stats.status().ToString();
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_FALSE(fs::exists(dir_ / "gone.mp4"));
+  EXPECT_FALSE(fs::exists(DefaultWorkDir((dir_ / "gone.mp4").string())))
+      << "a render that finished no segment leaves no work folder";
 }
 
 TEST_F(RendererTest, CancelStopsAndLeavesNoOutput) {
@@ -184,7 +336,8 @@ TEST_F(RendererTest, CancelStopsAndLeavesNoOutput) {
   Result<RenderStats> stats = Render(options);
   ASSERT_FALSE(stats.ok());
   EXPECT_EQ(stats.status().code(), StatusCode::kCancelled);
-  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_FALSE(fs::exists(dir_ / "cancelled.mp4"));
+  EXPECT_FALSE(fs::exists(DefaultWorkDir((dir_ / "cancelled.mp4").string())));
 }
 
 }  // namespace

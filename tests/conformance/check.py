@@ -15,7 +15,7 @@ compares the films of different lane counts and transports frame by frame.
   tests/conformance/check.py all --matrix            # every page: file:// and HTTP, 1 and 3 lanes
   tests/conformance/check.py video --http --no-ranges --expect-error "cannot seek"
 
---suite renders with 1 lane, then with 3 lanes (each lane gets a slice and pre-rolls to it)
+--suite renders with 1 lane, then with 3 lanes (each lane gets a segment and pre-rolls to it)
 over file:// where the page allows it and over HTTP, checks every film against the manifest,
 requires the page to report no errors, and requires all films to be identical (across
 transports too, unless the manifest says the page shows something else over file://).
@@ -175,7 +175,7 @@ def start_server(ranges):
     return server, port
 
 
-def render(page, out, frames, lanes, http_port, pagereel, slice_frames=None):
+def render(page, out, frames, lanes, http_port, pagereel, segment_frames=None):
     """Renders `page` into out/%04d.png; returns (pagereel's output, page errors listed)."""
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
@@ -188,8 +188,8 @@ def render(page, out, frames, lanes, http_port, pagereel, slice_frames=None):
     cmd = [pagereel, "render", url, "-o", os.path.join(out, "%04d.png"),
            "--frames", str(frames), "--fps", page.get("fps", "30"), "--size", "640x360",
            "--lanes", str(lanes), "--progress", "plain"]
-    if slice_frames:
-        cmd += ["--slice-frames", str(slice_frames)]
+    if segment_frames:
+        cmd += ["--segment-frames", str(segment_frames)]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = "\n".join(l for l in r.stdout.splitlines() if not (l.startswith("pagereel: ") and "frames," in l))
     if r.returncode != 0:
@@ -240,9 +240,9 @@ def main():
     ap.add_argument("--expect-error", metavar="TEXT", help="require a page error containing TEXT")
     ap.add_argument("--lanes", type=int, default=1)
     ap.add_argument("--frames", type=int, help="default: the manifest's")
-    ap.add_argument("--slice-frames", type=int, default=30,
-                    help="pagereel's --slice-frames with more than one lane (default 30, so each of 3 lanes "
-                         "gets a slice of a 90-frame film and pre-rolls to it)")
+    ap.add_argument("--segment-frames", type=int, default=30,
+                    help="pagereel's --segment-frames with more than one lane (default 30, so each of 3 lanes "
+                         "gets a segment of a 90-frame film and reaches it by pre-roll: auto, the default)")
     ap.add_argument("--out", help="frame folder (default: a temporary one, removed on success)")
     ap.add_argument("--no-render", action="store_true")
     ap.add_argument("--show", default="0,1,15,30", help="frames whose values to print")
@@ -278,7 +278,7 @@ def main():
                 if not args.no_render:
                     try:
                         _, errors = render(page, out, frames, lanes, port, args.pagereel,
-                                           args.slice_frames if lanes > 1 else None)
+                                           args.segment_frames if lanes > 1 else None)
                     except RuntimeError as e:
                         print("%s %s lanes=%d: %s" % (name, transport, lanes, e))
                         page_failed += 1

@@ -55,7 +55,12 @@ expect_failure infinite-duration 2 "window.pagereel.duration" -- render "$src/te
 expect_failure wide-pattern 2 "at most two digits" -- render "$page" -o "$work/out/f%999999999d.png" --frames 3
 expect_failure huge-rate-fraction 2 "too fine" -- render "$page" -o "$o" --fps 4000000001/4000000000 --frames 3
 expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
-expect_failure preroll-jump 2 "'jump' was removed" -- render "$page" -o "$o" --frames 3 --preroll jump
+expect_failure bad-preroll 2 "--preroll" -- render "$page" -o "$o" --frames 3 --preroll teleport
+expect_failure bad-shard 2 "bad --shard '3/3'" -- render "$page" -o "$o" --frames 3 --shard 3/3 --work-dir "$work/shards"
+expect_failure shard-needs-work-dir 2 "--shard needs --work-dir" -- render "$page" -o "$o" --frames 3 --shard 0/2
+expect_failure bad-segment-frames 2 "--segment-frames must be" -- render "$page" -o "$o" --frames 3 --segment-frames 0
+expect_failure concat-not-a-folder 2 "is not a folder of segments" -- concat "$work/nothing" -o "$o"
+expect_failure concat-no-manifest 2 "not a pagereel work folder" -- concat "$work/tmp" -o "$o"
 expect_failure bad-timezone 2 "unknown time zone 'Mars/Olympus'" -- render "$page" -o "$o" --frames 3 --timezone Mars/Olympus
 expect_failure bad-locale 2 "unknown locale" -- render "$page" -o "$o" --frames 3 --locale not_a-locale!
 expect_failure strict 1 "reported an error while it loaded" -- render "$src/tests/pages/reports-errors.html" -o "$o" --frames 6 --strict
@@ -94,21 +99,54 @@ else
   echo "FAIL sequence-overwrite: rc=$rc files='$(ls -A "$work/seq")'"; failures=$((failures + 1))
 fi
 
-# A render killed with SIGKILL leaves its partial file; the next render of the same output
-# removes it.
-TMPDIR="$work/tmp" "$bin" render "$page" -o "$work/seq/film.mp4" --frames 3000 --size 640x360 --progress none >/dev/null 2>&1 &
+# A render killed with SIGKILL at about half keeps its finished segments; the same command
+# run again makes only the rest, and the film is the one an uninterrupted render makes.
+# The partial file of the segment it was writing is removed.
+rm -rf "$work/seq"; mkdir -p "$work/seq"
+args=(render "$page" --frames 120 --segment-frames 20 --size 320x180 --lanes 1 --progress plain)
+"$bin" "${args[@]}" -o "$work/seq/clean.mp4" >/dev/null 2>&1
+"$bin" "${args[@]}" -o "$work/seq/film.mp4" >/dev/null 2>"$work/log" &
 pid=$!
-for _ in $(seq 100); do [ -n "$(ls -A "$work/seq" | grep partial)" ] && break; sleep 0.1; done
+for _ in $(seq 300); do
+  [ "$(ls "$work/seq/.film.mp4.pagereel" 2>/dev/null | grep -c '^seg-.*\.json$')" -ge 3 ] && break
+  sleep 0.1
+done
 kill -KILL "$pid"; wait "$pid" 2>/dev/null
-left=$(ls -A "$work/seq" | grep -c "^\.film\.partial-$pid\.mp4$")
-"$bin" render "$page" -o "$work/seq/film.mp4" --frames 3 --size 640x360 --progress none >/dev/null 2>&1
+kept=$(ls "$work/seq/.film.mp4.pagereel" | grep -c '^seg-.*\.json$')
+"$bin" "${args[@]}" -o "$work/seq/film.mp4" >/dev/null 2>"$work/log"
 rc=$?
-if [ "$left" -eq 1 ] && [ "$rc" -eq 0 ] && [ -z "$(ls -A "$work/seq" | grep partial)" ]; then
+same=$(cmp -s "$work/seq/clean.mp4" "$work/seq/film.mp4" && echo yes)
+if [ "$kept" -ge 3 ] && [ "$kept" -lt 6 ] && [ "$rc" -eq 0 ] && [ "$same" = yes ] &&
+   grep -q "resuming: $kept of 6 segments" "$work/log" && [ "$(ls -A "$work/seq")" = "$(printf 'clean.mp4\nfilm.mp4')" ]; then
   passes=$((passes + 1))
 else
-  echo "FAIL stale-partial: left=$left rc=$rc files='$(ls -A "$work/seq")'"; failures=$((failures + 1))
+  echo "FAIL resume-after-kill: kept=$kept rc=$rc same=$same files='$(ls -A "$work/seq")'"; cat "$work/log"
+  failures=$((failures + 1))
 fi
-rm -rf "$work/seq" "$work/tmp"/*
+
+# Shards into one folder, then concat: the same film; concat of an incomplete folder names
+# what is missing and writes nothing.
+for i in 2 0; do
+  "$bin" "${args[@]}" -o "$work/seq/sharded.mp4" --shard $i/3 --work-dir "$work/shards" >/dev/null 2>&1
+done
+out=$("$bin" concat "$work/shards" -o "$work/seq/sharded.mp4" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "2 of 6 segments are not finished" <<<"$out" &&
+   grep -q "segment 2 (frames 40-59)" <<<"$out" && [ ! -e "$work/seq/sharded.mp4" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL concat-incomplete: rc=$rc: $out"; failures=$((failures + 1))
+fi
+"$bin" "${args[@]}" -o "$work/seq/sharded.mp4" --shard 1/3 --work-dir "$work/shards" >/dev/null 2>&1
+printed=$("$bin" concat "$work/shards" -o "$work/seq/sharded.mp4" 2>"$work/log")
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$printed" = "$work/seq/sharded.mp4" ] && cmp -s "$work/seq/clean.mp4" "$work/seq/sharded.mp4" &&
+   [ ! -e "$work/shards" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL shards-concat: rc=$rc printed='$printed'"; cat "$work/log"; failures=$((failures + 1))
+fi
+rm -rf "$work/seq" "$work/tmp"/* "$work/shards"
 
 # Over HTTP, from a server on loopback: a page renders, a missing one names the status.
 port=$(( 20000 + RANDOM % 20000 ))
@@ -170,7 +208,7 @@ fi
 rm -f "$o"
 # Its own TMPDIR, so its browsers' profile folders are told apart from other tests'.
 mkdir -p "$work/tmp"
-TMPDIR="$work/tmp" "$bin" render "$page" -o "$o" --frames 3000 --size 640x360 --progress none &
+TMPDIR="$work/tmp" "$bin" render "$page" -o "$o" --frames 3000 --segment-frames 3000 --size 640x360 --progress none &
 pid=$!
 sleep 3
 kill -INT "$pid"
