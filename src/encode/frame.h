@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "base/status.h"
 
@@ -32,6 +33,20 @@ class Converter {
  public:
   virtual ~Converter() = default;
   virtual Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& frame) = 0;
+
+  // Whether ConvertJpeg() works here. Films in yuv420p (H.264, VP9 without alpha) take the
+  // browser's JPEG screenshots as they come, which saves decoding them to RGBA first
+  // (encode/jpeg_yuv.h); other outputs take RGBA only.
+  virtual bool AcceptsJpeg() const { return false; }
+
+  // Converts a JPEG of width x height, giving what Convert() gives for the JPEG decoded to
+  // RGBA with libjpeg-turbo's fast DCT and fast upsampling (as capture decodes screenshots)
+  // to within one level. Fails if the JPEG is corrupt or of another size, and (kFailedPrecondition)
+  // where AcceptsJpeg() is false.
+  virtual Result<std::unique_ptr<PreparedFrame>> ConvertJpeg(std::span<const uint8_t> /*jpeg*/,
+                                                             int /*width*/, int /*height*/) {
+    return FailedPreconditionError("this output takes RGBA frames only; decode the JPEG first");
+  }
 };
 
 }  // namespace pagereel::encode

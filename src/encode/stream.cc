@@ -1,6 +1,7 @@
 #include "encode/stream.h"
 
 #include "encode/av_util.h"
+#include "encode/jpeg_yuv.h"
 
 #include <algorithm>
 
@@ -41,18 +42,15 @@ constexpr int kSwsFlags = SWS_BILINEAR | SWS_ACCURATE_RND;
 
 // RGBA to the stream's pixel format: browser pixels are full-range sRGB; YUV streams are
 // BT.709 limited range, RGB ones (FFV1) keep the pixels as they are. The size does not
-// change, so the flags choose only how chroma is subsampled.
+// change, so the flags choose only how chroma is subsampled. yuv420p streams also take JPEG
+// screenshots as they come (JpegToYuv420 gives what this swscale setup gives).
 class VideoConverter final : public Converter {
  public:
   VideoConverter(int width, int height, AVPixelFormat pix_fmt)
       : width_(width), height_(height), pix_fmt_(pix_fmt) {}
 
   Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
-    if (view.width != width_ || view.height != height_) {
-      return InternalError("frame of " + std::to_string(view.width) + "x" +
-                           std::to_string(view.height) + " in a stream of " +
-                           std::to_string(width_) + "x" + std::to_string(height_));
-    }
+    PR_RETURN_IF_ERROR(CheckSize(view.width, view.height));
     if (!sws_) {
       sws_.reset(sws_getContext(width_, height_, AV_PIX_FMT_RGBA, width_, height_, pix_fmt_,
                                 kSwsFlags, nullptr, nullptr, nullptr));
@@ -62,6 +60,40 @@ class VideoConverter final : public Converter {
                                  sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16);
       }
     }
+    PR_ASSIGN_OR_RETURN(std::unique_ptr<VideoFrame> out, NewFrame());
+    AVFrame* f = out->frame.get();
+    const uint8_t* src[1] = {view.data};
+    int src_stride[1] = {view.stride};
+    sws_scale(sws_.get(), src, src_stride, 0, height_, f->data, f->linesize);
+    return std::unique_ptr<PreparedFrame>(std::move(out));
+  }
+
+  bool AcceptsJpeg() const override { return pix_fmt_ == AV_PIX_FMT_YUV420P; }
+
+  Result<std::unique_ptr<PreparedFrame>> ConvertJpeg(std::span<const uint8_t> jpeg, int width,
+                                                     int height) override {
+    if (!AcceptsJpeg()) return Converter::ConvertJpeg(jpeg, width, height);
+    PR_RETURN_IF_ERROR(CheckSize(width, height));
+    PR_ASSIGN_OR_RETURN(std::unique_ptr<VideoFrame> out, NewFrame());
+    AVFrame* f = out->frame.get();
+    Yuv420Planes planes;
+    for (int i = 0; i < 3; ++i) {
+      planes.data[i] = f->data[i];
+      planes.stride[i] = f->linesize[i];
+    }
+    PR_RETURN_IF_ERROR(jpeg_.Convert(jpeg, width_, height_, planes));
+    return std::unique_ptr<PreparedFrame>(std::move(out));
+  }
+
+ private:
+  Status CheckSize(int width, int height) const {
+    if (width == width_ && height == height_) return Status::Ok();
+    return InternalError("frame of " + std::to_string(width) + "x" + std::to_string(height) +
+                         " in a stream of " + std::to_string(width_) + "x" +
+                         std::to_string(height_));
+  }
+
+  Result<std::unique_ptr<VideoFrame>> NewFrame() const {
     auto out = std::make_unique<VideoFrame>();
     out->frame.reset(av_frame_alloc());
     AVFrame* f = out->frame.get();
@@ -71,17 +103,14 @@ class VideoConverter final : public Converter {
     TagColours(f, pix_fmt_);
     int err = av_frame_get_buffer(f, 0);
     if (err < 0) return AvError("allocating a frame", err);
-    const uint8_t* src[1] = {view.data};
-    int src_stride[1] = {view.stride};
-    sws_scale(sws_.get(), src, src_stride, 0, height_, f->data, f->linesize);
-    return std::unique_ptr<PreparedFrame>(std::move(out));
+    return out;
   }
 
- private:
   const int width_;
   const int height_;
   const AVPixelFormat pix_fmt_;
   std::unique_ptr<SwsContext, SwsFree> sws_;
+  JpegToYuv420 jpeg_;
 };
 
 struct CodecChoice {

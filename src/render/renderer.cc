@@ -168,6 +168,8 @@ class SegmentWriter {
 
  private:
   void Loop();
+  Result<std::unique_ptr<encode::PreparedFrame>> Prepare(const capture::EncodedFrame& frame,
+                                                         encode::Converter& converter);
 
   Run& run_;
   const Segment segment_;
@@ -622,9 +624,35 @@ void SegmentWriter::Close() {
   queue_.Close();
 }
 
+// A screenshot, decoded and converted for the encoder. Films in yuv420p take the JPEG's
+// own YCbCr planes (encode/jpeg_yuv.h: half the CPU of decoding to RGBA and converting back,
+// measured in bench/decode_bench.cc); everything else goes through RGBA.
+Result<std::unique_ptr<encode::PreparedFrame>> SegmentWriter::Prepare(
+    const capture::EncodedFrame& frame, encode::Converter& converter) {
+  const RenderOptions& options = run_.options();
+  const std::string where = "frame " + std::to_string(frame.index);
+  if (frame.format == capture::ImageFormat::kJpeg && converter.AcceptsJpeg()) {
+    Result<std::vector<uint8_t>> bytes = capture::DecodeBase64(frame.base64(), frame.length);
+    if (!bytes.ok()) return bytes.status().WithContext(where);
+    Result<std::unique_ptr<encode::PreparedFrame>> prepared =
+        converter.ConvertJpeg(*bytes, options.page.width, options.page.height);
+    if (!prepared.ok()) return prepared.status().WithContext(where);
+    return prepared;
+  }
+  Result<capture::Image> image = capture::DecodeFrame(frame);
+  if (!image.ok()) return image.status().WithContext(where);
+  if (image->width != options.page.width || image->height != options.page.height) {
+    return InternalError(where + " came back " + std::to_string(image->width) + "x" +
+                         std::to_string(image->height));
+  }
+  Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter.Convert(
+      encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
+  if (!prepared.ok()) return prepared.status().WithContext(where);
+  return prepared;
+}
+
 void SegmentWriter::Loop() {
   SetCurrentThreadName("seg-" + std::to_string(segment_.index));
-  const RenderOptions& options = run_.options();
   std::unique_ptr<encode::Converter> converter = encoder_->NewConverter();
   Sha256 frames_sha;
   Clock::duration decode{};
@@ -640,22 +668,11 @@ void SegmentWriter::Loop() {
     Clock::time_point start = Clock::now();
     const int64_t index = frame->index;
     frames_sha.Update(frame->base64(), frame->length);
-    Result<capture::Image> image = capture::DecodeFrame(*frame);
-    if (!image.ok()) {
-      fail(image.status().WithContext("frame " + std::to_string(index)));
-      break;
-    }
-    if (image->width != options.page.width || image->height != options.page.height) {
-      fail(InternalError("frame " + std::to_string(index) + " came back " +
-                         std::to_string(image->width) + "x" + std::to_string(image->height)));
-      break;
-    }
-    Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter->Convert(
-        encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
+    Result<std::unique_ptr<encode::PreparedFrame>> prepared = Prepare(*frame, *converter);
     Clock::time_point converted = Clock::now();
     decode += converted - start;
     if (!prepared.ok()) {
-      fail(prepared.status().WithContext("frame " + std::to_string(index)));
+      fail(prepared.status());
       break;
     }
     Status status = encoder_->WritePrepared(std::move(prepared).value());
