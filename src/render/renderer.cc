@@ -157,7 +157,8 @@ class Run;
 // in the work folder. Put() blocks while kWriterQueueFrames screenshots wait.
 class SegmentWriter {
  public:
-  SegmentWriter(Run& run, const Segment& segment, std::unique_ptr<encode::Encoder> encoder,
+  // Opens the encoder on its own thread (x264's start-up stays off the lane's path).
+  SegmentWriter(Run& run, const Segment& segment, encode::EncoderOptions encoder_options,
                 std::string reached_by);
   ~SegmentWriter();  // Abandons an unfinished segment (its partial file is removed).
 
@@ -174,7 +175,8 @@ class SegmentWriter {
   Run& run_;
   const Segment segment_;
   const std::string reached_by_;
-  std::unique_ptr<encode::Encoder> encoder_;
+  const encode::EncoderOptions encoder_options_;
+  std::unique_ptr<encode::Encoder> encoder_;  // Only the writer's thread uses it.
   BoundedQueue<capture::EncodedFrame> queue_{kWriterQueueFrames};
   std::atomic<bool> closed_{false};
   std::jthread thread_;
@@ -286,11 +288,6 @@ class Run {
       std::error_code ec;
       fs::create_directories(work_dir_.SegmentPath(segment.index), ec);
     }
-    Result<std::unique_ptr<encode::Encoder>> encoder = encode::Encoder::Open(encoder_options);
-    if (!encoder.ok()) {
-      Fail(encoder.status().WithContext(SegmentName(segment)));
-      return false;
-    }
 
     int attempts = 1;
     std::unique_ptr<SegmentWriter> writer;
@@ -309,8 +306,7 @@ class Run {
       if (state.page && !CollectMessages(*state.page)) return false;
       if (frame.ok()) {
         if (!writer) {
-          writer = std::make_unique<SegmentWriter>(*this, segment, std::move(encoder).value(),
-                                                   reached_by);
+          writer = std::make_unique<SegmentWriter>(*this, segment, encoder_options, reached_by);
         }
         if (check_ && f == check_->frame() && !state.page->jumped()) {
           check_->Offer(JumpCheck::Way::kRun, *frame);
@@ -338,6 +334,7 @@ class Run {
       Fail(frame.status().WithContext(where));
       return false;
     }
+    if (!writer) return true;  // A segment has frames; this only tells the compiler so.
     writer->Close();
     writers.push_back(std::move(writer));
     return true;
@@ -605,11 +602,11 @@ class Run {
 };
 
 SegmentWriter::SegmentWriter(Run& run, const Segment& segment,
-                             std::unique_ptr<encode::Encoder> encoder, std::string reached_by)
+                             encode::EncoderOptions encoder_options, std::string reached_by)
     : run_(run),
       segment_(segment),
       reached_by_(std::move(reached_by)),
-      encoder_(std::move(encoder)),
+      encoder_options_(std::move(encoder_options)),
       thread_([this] { Loop(); }) {}
 
 SegmentWriter::~SegmentWriter() {
@@ -653,12 +650,20 @@ Result<std::unique_ptr<encode::PreparedFrame>> SegmentWriter::Prepare(
 
 void SegmentWriter::Loop() {
   SetCurrentThreadName("seg-" + std::to_string(segment_.index));
+  const std::string where = SegmentName(segment_);
+  Result<std::unique_ptr<encode::Encoder>> opened = encode::Encoder::Open(encoder_options_);
+  if (!opened.ok()) {
+    run_.Fail(opened.status().WithContext(where));
+    queue_.Close();
+    run_.WriterDone(0, 0, false);
+    return;
+  }
+  encoder_ = std::move(opened).value();
   std::unique_ptr<encode::Converter> converter = encoder_->NewConverter();
   Sha256 frames_sha;
   Clock::duration decode{};
   Clock::duration encode{};
   int64_t written = 0;
-  const std::string where = SegmentName(segment_);
   auto fail = [&](const Status& s) {
     run_.Fail(s);
     queue_.Close();
@@ -719,7 +724,8 @@ void SegmentWriter::Loop() {
       run_.Fail(status.WithContext(where));
     }
   }
-  encoder_.reset();  // An unfinished encoder removes its partial file.
+  converter.reset();  // Before its encoder.
+  encoder_.reset();   // An unfinished encoder removes its partial file.
   run_.WriterDone(Seconds(decode), Seconds(encode), finished);
 }
 
