@@ -215,6 +215,48 @@ TEST_F(RendererTest, ShardsJoinedAreTheFilmOfOneRender) {
   EXPECT_FALSE(fs::exists(work));
 }
 
+// The same for a page driven by its clocks, where auto jumps: stopped and resumed on two
+// lanes, and as three shards, the film is that of one uninterrupted lane.
+TEST_F(RendererTest, AClockDrivenPageResumedOrShardedIsTheFilmOfOneLane) {
+  RenderOptions whole = Options("clocks.html", "whole.mp4");
+  whole.frames = 120;
+  Result<RenderStats> reference = Render(whole);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+
+  RenderOptions options = Options("clocks.html", "resumed.mp4");
+  options.frames = 120;
+  options.lanes = 2;
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  options.after_frame = [&](int, int64_t frame, browser::Browser&) {
+    if (frame == 45) cancel = true;
+  };
+  ASSERT_FALSE(Render(options).ok());
+  cancel = false;
+  options.after_frame = nullptr;
+  Result<RenderStats> resumed = Render(options);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_GE(resumed->segments_resumed, 1);
+  EXPECT_TRUE(Bytes(reference->output) == Bytes(resumed->output)) << "resumed film differs";
+
+  const std::string work = (dir_ / "shared").string();
+  for (int shard : {1, 2, 0}) {
+    RenderOptions part = Options("clocks.html", "sharded.mp4");
+    part.frames = 120;
+    part.work_dir = work;
+    part.shard_index = shard;
+    part.shard_count = 3;
+    Result<RenderStats> stats = Render(part);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    if (shard > 0) {
+      EXPECT_NE(stats->preroll.find("auto: jump"), std::string::npos) << stats->preroll;
+    }
+  }
+  Result<JoinStats> joined = JoinFilm(work, (dir_ / "sharded.mp4").string(), AfterJoin::kRemove);
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_TRUE(Bytes(reference->output) == Bytes(joined->output)) << "sharded film differs";
+}
+
 // Frames must not depend on the lane count, to the pixel: scaled composited layers (whose
 // raster scale Chromium picks from the frame drawn last) and random numbers. Image
 // sequences, so frames compare exactly. (tests/conformance covers pages written with
