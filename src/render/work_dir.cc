@@ -291,7 +291,8 @@ Result<WorkDir> WorkDir::Open(const std::string& path, const FilmRecord& film,
     if (on_change == OnChange::kRefuse) {
       std::string list;
       for (const std::string& c : changes) list += (list.empty() ? "" : "; ") + c;
-      return FailedPreconditionError(
+      // Bad input (exit 2): the command asks for another film than the folder holds.
+      return InvalidArgumentError(
           "the work folder " + path + " holds segments of a different film (" + list +
           "); give --restart to discard them and start over, or another --work-dir");
     }

@@ -89,7 +89,7 @@ enum class OnChange { kRefuse, kStartOver };
 class WorkDir {
  public:
   // Creates `path` (and film.json) or opens it. A folder made for another film is refused
-  // with the changes named (kFailedPrecondition), unless `on_change` is kStartOver, which
+  // with the changes named (kInvalidArgument), unless `on_change` is kStartOver, which
   // empties it first.
   static Result<WorkDir> Open(const std::string& path, const FilmRecord& film, OnChange on_change);
 

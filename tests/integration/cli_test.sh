@@ -124,6 +124,11 @@ else
   failures=$((failures + 1))
 fi
 
+# A work folder made for another film is refused (exit 2), naming what changed.
+"$bin" render "$page" -o "$work/seq/other.mp4" --work-dir "$work/kept" --frames 3 --size 320x180 --keep-segments >/dev/null 2>&1
+expect_failure changed-film 2 "quality: was 90, now 50" -- render "$page" -o "$work/seq/other.mp4" --work-dir "$work/kept" --frames 3 --size 320x180 --quality 50
+rm -rf "$work/kept" "$work/seq/other.mp4"
+
 # Shards into one folder, then concat: the same film; concat of an incomplete folder names
 # what is missing and writes nothing.
 for i in 2 0; do
