@@ -760,6 +760,9 @@ FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t 
   return film;
 }
 
+Result<JoinStats> Join(const std::string& work_path, const std::string& output, AfterJoin after,
+                       bool verify_contents);
+
 }  // namespace
 
 std::string DefaultWorkDir(const std::string& output) {
@@ -873,8 +876,9 @@ Result<RenderStats> Render(const RenderOptions& options) {
 
   if (options.shard_count == 1) {
     Result<JoinStats> joined =
-        JoinFilm(work_path, options.encoder.path,
-                 options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove);
+        Join(work_path, options.encoder.path,
+             options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove,
+             /*verify_contents=*/false);
     if (!joined.ok()) return joined.status();
     stats.output = joined->output;
     stats.join_seconds = joined->seconds;
@@ -883,8 +887,13 @@ Result<RenderStats> Render(const RenderOptions& options) {
   return stats;
 }
 
-Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& output,
-                           AfterJoin after) {
+namespace {
+
+// JoinFilm, with the segments' contents hashed again (`verify_contents`: segments another
+// process made) or only their sizes checked (Render's own join: it hashed every segment
+// as it wrote it, or when it found it at the start).
+Result<JoinStats> Join(const std::string& work_path, const std::string& output, AfterJoin after,
+                       bool verify_contents) {
   Clock::time_point start = Clock::now();
   PR_ASSIGN_OR_RETURN(WorkDir work_dir, WorkDir::OpenForJoin(work_path));
   const FilmRecord& film = work_dir.film();
@@ -895,7 +904,7 @@ Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& outp
                                 film.output_kind + " output; '" + output + "' is another kind");
   }
   std::vector<std::string> problems;
-  std::vector<SegmentRecord> finished = work_dir.Finished(/*verify_contents=*/true, &problems);
+  std::vector<SegmentRecord> finished = work_dir.Finished(verify_contents, &problems);
   std::map<int64_t, SegmentRecord> by_index;
   for (const SegmentRecord& r : finished) by_index[r.index] = r;
   const std::vector<Segment> plan = PlanSegments(film.frames, film.segment_frames);
@@ -935,6 +944,13 @@ Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& outp
   stats.segments = static_cast<int64_t>(plan.size());
   stats.seconds = Seconds(Clock::now() - start);
   return stats;
+}
+
+}  // namespace
+
+Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& output,
+                           AfterJoin after) {
+  return Join(work_path, output, after, /*verify_contents=*/true);
 }
 
 }  // namespace pagereel::render
