@@ -15,7 +15,8 @@
 
 #include "capture/image.h"
 #include "cdp/json_util.h"
-#include "encode/encoder.h"
+#include "encode/film_writer.h"
+#include "encode/stream.h"
 
 extern "C" {
 #include <libavutil/base64.h>
@@ -43,7 +44,7 @@ std::vector<uint8_t> SampleFrame(int w, int h) {
 }
 
 // The reply the browser sends for one beginFrame with a screenshot of the sample frame.
-cdp::Message Reply(capture::ImageFormat format) {
+cdp::Message Reply(encode::ImageFormat format) {
   const int w = 1280;
   const int h = 720;
   std::vector<uint8_t> rgba = SampleFrame(w, h);
@@ -52,16 +53,18 @@ cdp::Message Reply(capture::ImageFormat format) {
   char path[] = "/tmp/pagereel-bench-XXXXXX";
   int fd = mkstemp(path);
   close(fd);
-  std::string pattern = std::string(path) + "-%d" + (format == capture::ImageFormat::kJpeg ? ".jpg" : ".png");
-  encode::EncoderOptions o;
+  std::string pattern = std::string(path) + "-%d" + (format == encode::ImageFormat::kJpeg ? ".jpg" : ".png");
+  encode::FilmWriterOptions o;
+  o.film.kind = format == encode::ImageFormat::kJpeg ? encode::FilmKind::kJpegSequence
+                                                     : encode::FilmKind::kPngSequence;
+  o.film.width = w;
+  o.film.height = h;
+  o.film.quality = 90;
   o.path = pattern;
-  o.width = w;
-  o.height = h;
-  o.quality = 90;
-  auto enc = encode::Encoder::Open(o);
-  (void)(*enc)->Write(encode::RgbaView{rgba.data(), w, h, w * 4});
-  (void)(*enc)->Finish();
-  std::string file = std::string(path) + "-0" + (format == capture::ImageFormat::kJpeg ? ".jpg" : ".png");
+  auto writer = encode::FilmWriter::Open(o);
+  (void)(*writer)->Write(encode::RgbaView{rgba.data(), w, h, w * 4});
+  (void)(*writer)->Finish();
+  std::string file = std::string(path) + "-0" + (format == encode::ImageFormat::kJpeg ? ".jpg" : ".png");
   std::FILE* f = std::fopen(file.c_str(), "rb");
   std::vector<uint8_t> bytes;
   int c;
@@ -79,7 +82,7 @@ cdp::Message Reply(capture::ImageFormat format) {
 }
 
 void BM_FindScreenshotInReply(benchmark::State& state) {
-  cdp::Message m = Reply(capture::ImageFormat::kJpeg);
+  cdp::Message m = Reply(encode::ImageFormat::kJpeg);
   for (auto _ : state) {
     auto view = cdp::GetRawStringView(m, {"result", "screenshotData"});
     benchmark::DoNotOptimize(view);
@@ -89,10 +92,10 @@ void BM_FindScreenshotInReply(benchmark::State& state) {
 BENCHMARK(BM_FindScreenshotInReply);
 
 void BM_Base64(benchmark::State& state) {
-  cdp::Message m = Reply(capture::ImageFormat::kJpeg);
-  auto frame = capture::TakeScreenshot(m, {"result", "screenshotData"}, 0, capture::ImageFormat::kJpeg);
+  cdp::Message m = Reply(encode::ImageFormat::kJpeg);
+  auto frame = capture::TakeScreenshot(m, {"result", "screenshotData"}, 0, encode::ImageFormat::kJpeg);
   for (auto _ : state) {
-    auto bytes = capture::DecodeBase64(frame->base64(), frame->length);
+    auto bytes = encode::DecodeBase64(frame->base64(), frame->length);
     benchmark::DoNotOptimize(bytes);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(frame->length));
@@ -100,28 +103,33 @@ void BM_Base64(benchmark::State& state) {
 BENCHMARK(BM_Base64);
 
 void BM_DecodeFrame(benchmark::State& state) {
-  auto format = state.range(0) == 0 ? capture::ImageFormat::kJpeg : capture::ImageFormat::kPng;
+  auto format = state.range(0) == 0 ? encode::ImageFormat::kJpeg : encode::ImageFormat::kPng;
   cdp::Message m = Reply(format);
   auto frame = capture::TakeScreenshot(m, {"result", "screenshotData"}, 0, format);
   for (auto _ : state) {
-    auto image = capture::DecodeFrame(*frame);
+    auto image = encode::DecodeScreenshot(frame->screenshot());
     benchmark::DoNotOptimize(image);
   }
-  state.SetLabel(format == capture::ImageFormat::kJpeg ? "jpeg 1280x720" : "png 1280x720");
+  state.SetLabel(format == encode::ImageFormat::kJpeg ? "jpeg 1280x720" : "png 1280x720");
 }
 BENCHMARK(BM_DecodeFrame)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
-// RGBA to the film's BT.709 YUV 4:2:0, as the decode workers do for an .mp4.
+// An .mp4 film's stream, for its converter (what FilmWriter converts frames with).
+std::unique_ptr<encode::VideoStream> Mp4Stream(const char* path, int w, int h) {
+  encode::StreamSpec spec;
+  spec.sink = encode::Sink{encode::Sink::Kind::kFile, path, nullptr};
+  spec.width = w;
+  spec.height = h;
+  return std::move(encode::VideoStream::Open(spec)).value();
+}
+
+// RGBA to the film's BT.709 YUV 4:2:0, as the segment writers do for an .mp4.
 void BM_ConvertForMp4(benchmark::State& state) {
   const int w = static_cast<int>(state.range(0));
   const int h = w * 9 / 16;
   std::vector<uint8_t> rgba = SampleFrame(w, h);
-  encode::EncoderOptions o;
-  o.path = "/tmp/pagereel-bench-convert.mp4";
-  o.width = w;
-  o.height = h;
-  auto enc = encode::Encoder::Open(o);
-  auto converter = (*enc)->NewConverter();
+  auto stream = Mp4Stream("/tmp/pagereel-bench-convert.mp4", w, h);
+  auto converter = stream->NewConverter();
   for (auto _ : state) {
     auto frame = converter->Convert(encode::RgbaView{rgba.data(), w, h, w * 4});
     benchmark::DoNotOptimize(frame);
@@ -144,7 +152,7 @@ std::vector<uint8_t> ChromiumJpeg(int w, int h) {
 }
 
 // A film frame from a screenshot's JPEG bytes, both ways, alternating in one loop so both
-// see the same machine: old = decode to RGBA (capture::DecodeJpeg) then the film converter's
+// see the same machine: old = decode to RGBA (encode::DecodeJpeg) then the film converter's
 // swscale; new = the film converter's ConvertJpeg (encode/jpeg_yuv.h). Reports each per
 // frame and new/old; the time per iteration is the two together.
 void BM_FilmFrameFromJpeg(benchmark::State& state) {
@@ -152,12 +160,8 @@ void BM_FilmFrameFromJpeg(benchmark::State& state) {
   const int w = static_cast<int>(state.range(0));
   const int h = w * 9 / 16;
   const std::vector<uint8_t> jpeg = ChromiumJpeg(w, h);
-  encode::EncoderOptions o;
-  o.path = "/tmp/pagereel-bench-jpeg.mp4";
-  o.width = w;
-  o.height = h;
-  auto enc = encode::Encoder::Open(o);
-  auto converter = (*enc)->NewConverter();
+  auto stream = Mp4Stream("/tmp/pagereel-bench-jpeg.mp4", w, h);
+  auto converter = stream->NewConverter();
   if (!converter->AcceptsJpeg()) {
     state.SkipWithError("the .mp4 converter does not take JPEG");
     return;
@@ -166,7 +170,7 @@ void BM_FilmFrameFromJpeg(benchmark::State& state) {
   Clock::duration new_path{};
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    auto image = capture::DecodeJpeg(jpeg.data(), jpeg.size());
+    auto image = encode::DecodeJpeg(jpeg.data(), jpeg.size());
     auto old_frame = converter->Convert(encode::RgbaView{image->rgba.data(), w, h, w * 4});
     benchmark::DoNotOptimize(old_frame);
     const auto t1 = Clock::now();

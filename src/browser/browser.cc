@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -23,6 +22,7 @@
 
 #include "base/thread.h"
 #include "base/unique_fd.h"
+#include "cdp/json_util.h"
 #include "cdp/pipe_transport.h"
 
 namespace pagereel::browser {
@@ -73,10 +73,10 @@ class LauncherThread {
     std::packaged_task<void()> job(task);
     std::future<void> done = job.get_future();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       jobs_.push_back(std::move(job));
     }
-    cv_.notify_one();
+    cv_.Signal();
     done.get();
   }
 
@@ -87,8 +87,8 @@ class LauncherThread {
       for (;;) {
         std::packaged_task<void()> job;
         {
-          std::unique_lock lock(mu_);
-          cv_.wait(lock, [&] { return !jobs_.empty(); });
+          MutexLock lock(&mu_);
+          while (jobs_.empty()) cv_.Wait(&mu_);
           job = std::move(jobs_.front());
           jobs_.pop_front();
         }
@@ -97,13 +97,14 @@ class LauncherThread {
     }).detach();
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::packaged_task<void()>> jobs_;  // Guarded by mu_.
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::packaged_task<void()>> jobs_ GUARDED_BY(mu_);
 };
 
-// Switches from DESIGN.md: no sandbox (we run as a service user, often root), no GPU, no
-// traffic of Chromium's own, a throwaway profile; plus what begin-frame control needs.
+// The switches docs/architecture.md ("Driving the browser") gives the reasons for: no sandbox
+// (we run as a service user, often root), no GPU, no traffic of Chromium's own, a throwaway
+// profile; plus what begin-frame control needs.
 std::vector<std::string> BrowserArgs(const std::string& binary, const std::string& profile,
                                      const LaunchOptions& options) {
   std::vector<std::string> args = {
@@ -291,6 +292,13 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     return UnavailableError("the browser " + binary + " did not start: " +
                             browser->ExitDescription());
   }
+  Result<std::string> product = cdp::GetString(*version, {"result", "product"});
+  Result<std::string> user_agent = cdp::GetString(*version, {"result", "userAgent"});
+  if (!product.ok() || !user_agent.ok()) {
+    return UnavailableError("the browser " + binary + " did not say what it is (Browser.getVersion)");
+  }
+  browser->product_ = *product;
+  browser->user_agent_ = *user_agent;
   return browser;
 }
 
@@ -307,13 +315,13 @@ Browser::~Browser() {
 Result<cdp::Message> Browser::BeginFrame(std::string_view session_id,
                                          std::string_view params_json,
                                          std::chrono::milliseconds timeout) {
-  std::lock_guard lock(begin_frame_mu_);
+  MutexLock lock(&begin_frame_mu_);
   return client_->Call("HeadlessExperimental.beginFrame", params_json, session_id, timeout);
 }
 
 void Browser::Kill() {
   {
-    std::lock_guard lock(exit_mu_);
+    MutexLock lock(&exit_mu_);
     if (!reaped_) {
       ::kill(-pid_, SIGKILL);
       Reap(/*block=*/true);
@@ -340,12 +348,12 @@ bool Browser::Reap(bool block) {
 }
 
 std::string Browser::ExitDescription() {
-  std::unique_lock lock(exit_mu_);
+  MutexLock lock(&exit_mu_);
   // Give a dying browser a moment to finish exiting, so the description is complete.
   for (int i = 0; i < 50 && !Reap(/*block=*/false); ++i) {
-    lock.unlock();
+    exit_mu_.Unlock();
     ::usleep(10'000);
-    lock.lock();
+    exit_mu_.Lock();
   }
   std::ostringstream out;
   if (!reaped_) {

@@ -22,10 +22,10 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "cdp/client.h"
 
@@ -67,6 +67,10 @@ class Browser {
 
   cdp::Client& client() { return *client_; }
   pid_t pid() const { return pid_; }
+  // What the browser said it is at launch (Browser.getVersion): "HeadlessChrome/156.0...",
+  // and its user agent.
+  const std::string& product() const { return product_; }
+  const std::string& user_agent() const { return user_agent_; }
 
   // Sends HeadlessExperimental.beginFrame to the target attached as `session_id`, waiting
   // first for any other beginFrame of this browser to be answered.
@@ -82,18 +86,20 @@ class Browser {
 
  private:
   Browser(pid_t pid, std::filesystem::path profile_dir, std::unique_ptr<cdp::Client> client);
-  bool Reap(bool block);  // REQUIRES: exit_mu_ held.
+  bool Reap(bool block) REQUIRES(exit_mu_);
 
-  // Constant after construction.
+  // Constant after Launch().
   pid_t pid_;
   std::filesystem::path profile_dir_;
   std::unique_ptr<cdp::Client> client_;
+  std::string product_;
+  std::string user_agent_;
 
-  std::mutex exit_mu_;
-  bool reaped_ = false;   // Guarded by exit_mu_.
-  int wait_status_ = 0;   // Guarded by exit_mu_.
+  Mutex exit_mu_;
+  bool reaped_ GUARDED_BY(exit_mu_) = false;
+  int wait_status_ GUARDED_BY(exit_mu_) = 0;
 
-  std::mutex begin_frame_mu_;  // Held while a beginFrame is in flight.
+  Mutex begin_frame_mu_;  // Held while a beginFrame is in flight.
 };
 
 // Resolves which browser binary Launch would run, or a NotFound status naming the Debian

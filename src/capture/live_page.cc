@@ -148,7 +148,7 @@ Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
   if (cdp::Has(reply, {"result", "screenshotData"})) {
     PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
                         TakeScreenshot(std::move(reply), {"result", "screenshotData"}, 0,
-                                       options_.alpha ? ImageFormat::kPng : ImageFormat::kJpeg));
+                                       options_.alpha ? encode::ImageFormat::kPng : encode::ImageFormat::kJpeg));
     frame.screenshot = std::move(encoded);
   }
   return frame;

@@ -104,7 +104,7 @@ TEST_F(LivePageTest, AStillPageCostsNoScreenshots) {
   auto forced = page->BeginFrame(std::max(next_time_, MonotonicNow()), milliseconds(40), /*force_screenshot=*/true);
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   ASSERT_TRUE(forced->screenshot.has_value());
-  auto image = DecodeFrame(*forced->screenshot);
+  auto image = encode::DecodeScreenshot(forced->screenshot->screenshot());
   ASSERT_TRUE(image.ok());
   const uint8_t* p = image->pixel(300, 170);
   EXPECT_NEAR(p[0], 0, 2);
@@ -120,7 +120,7 @@ TEST_F(LivePageTest, AnOverlayIsTransparentAroundItsGraphics) {
   Run(*page, 1);
   auto frame = page->BeginFrame(std::max(next_time_, MonotonicNow()), milliseconds(40), /*force_screenshot=*/true);
   ASSERT_TRUE(frame.ok() && frame->screenshot.has_value());
-  auto image = DecodeFrame(*frame->screenshot);
+  auto image = encode::DecodeScreenshot(frame->screenshot->screenshot());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->pixel(200, 100)[3], 0);  // Outside the box: nothing.
   const uint8_t* box = image->pixel(10, 10);

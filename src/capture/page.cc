@@ -297,10 +297,6 @@ void Page::Subscribe() {
 }
 
 Status Page::Emulate() {
-  // Browser.getVersion's user agent, so that overriding the language keeps the real one.
-  PR_ASSIGN_OR_RETURN(cdp::Message version, browser_.client().Call("Browser.getVersion"));
-  PR_ASSIGN_OR_RETURN(std::string user_agent, cdp::GetString(version, {"result", "userAgent"}));
-
   PR_RETURN_IF_ERROR(Call("Runtime.enable").status());  // Contexts, bindings, exceptions.
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", Dump({{"name", "__pagereelSignal"}})).status());
   PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
@@ -332,9 +328,11 @@ Status Page::Emulate() {
                                 "': name a BCP 47 locale such as en-US, de-DE or ja-JP (" +
                                 std::string(s.message()) + ")");
   }
-  PR_RETURN_IF_ERROR(Call("Emulation.setUserAgentOverride",
-                          Dump({{"userAgent", user_agent}, {"acceptLanguage", options_.locale}}))
-                         .status());
+  // The browser's own user agent, so that overriding the language keeps the real one.
+  PR_RETURN_IF_ERROR(
+      Call("Emulation.setUserAgentOverride",
+           Dump({{"userAgent", browser_.user_agent()}, {"acceptLanguage", options_.locale}}))
+          .status());
   PR_RETURN_IF_ERROR(Call("Emulation.setHardwareConcurrencyOverride",
                           Dump({{"hardwareConcurrency", options_.hardware_concurrency}}))
                          .status());
@@ -581,7 +579,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
       if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
       PR_ASSIGN_OR_RETURN(*screenshot,
                           TakeScreenshot(std::move(reply), {"result", "screenshotData"}, index,
-                                         options_.alpha ? ImageFormat::kPng : ImageFormat::kJpeg));
+                                         options_.alpha ? encode::ImageFormat::kPng : encode::ImageFormat::kJpeg));
       break;
     }
   }

@@ -31,16 +31,16 @@ class PageTest : public ::testing::Test {
     return o;
   }
 
-  Image Decode(EncodedFrame frame) {
-    Result<Image> image = DecodeFrame(frame);
+  encode::Image Decode(EncodedFrame frame) {
+    Result<encode::Image> image = encode::DecodeScreenshot(frame.screenshot());
     EXPECT_TRUE(image.ok()) << image.status().ToString();
-    return image.ok() ? std::move(image).value() : Image{};
+    return image.ok() ? std::move(image).value() : encode::Image{};
   }
 
   std::unique_ptr<browser::Browser> browser_;
 };
 
-int Row(const Image& image, int row) {
+int Row(const encode::Image& image, int row) {
   return ReadTimecodeRow(image.rgba.data(), image.width * 4, 4, row);
 }
 
@@ -52,7 +52,7 @@ TEST_F(PageTest, EveryClockReadsFrameTime) {
   for (int64_t n : {0, 1, 2, 3, 4, 40}) {
     Result<EncodedFrame> frame = (*page)->Capture(n);
     ASSERT_TRUE(frame.ok()) << frame.status().ToString();
-    Image image = Decode(std::move(frame).value());
+    encode::Image image = Decode(std::move(frame).value());
     ASSERT_EQ(image.width, 640);
     ASSERT_EQ(image.height, 360);
     const int t = static_cast<int>(FrameTimeMillis(n, options.fps));
@@ -76,7 +76,7 @@ TEST_F(PageTest, PageThatStartsMidFilmHoldsTheSameState) {
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   Result<EncodedFrame> frame = (*page)->Capture(45);
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
-  Image image = Decode(std::move(frame).value());
+  encode::Image image = Decode(std::move(frame).value());
   const int t = static_cast<int>(FrameTimeMillis(45, Rational{30, 1}));
   EXPECT_EQ(Row(image, testing::kRafTimestamp), t);
   EXPECT_EQ(Row(image, testing::kCssAnimation), t);
@@ -103,7 +103,7 @@ TEST_F(PageTest, WhatThePageLearnsOfTheHostIsFixed) {
     ASSERT_TRUE(page.ok()) << page.status().ToString();
     Result<EncodedFrame> frame = (*page)->Capture(40);
     ASSERT_TRUE(frame.ok()) << frame.status().ToString();
-    Image image = Decode(std::move(frame).value());
+    encode::Image image = Decode(std::move(frame).value());
     SCOPED_TRACE(berlin ? "Europe/Berlin, de-DE" : "defaults");
     EXPECT_EQ(Row(image, 0), berlin ? 940 : 1000);  // UTC offset in minutes, + 1000.
     EXPECT_EQ(Row(image, 1), 4);                    // navigator.hardwareConcurrency
@@ -180,8 +180,8 @@ TEST_F(PageTest, AlphaFramesAreTransparentPng) {
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   Result<EncodedFrame> frame = (*page)->Capture(0);
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
-  EXPECT_EQ(frame->format, ImageFormat::kPng);
-  Image image = Decode(std::move(frame).value());
+  EXPECT_EQ(frame->format, encode::ImageFormat::kPng);
+  encode::Image image = Decode(std::move(frame).value());
   const uint8_t* inside = image.pixel(5, 5);
   EXPECT_EQ(inside[2], 255);
   EXPECT_NEAR(inside[3], 128, 1);

@@ -42,8 +42,8 @@ milliseconds Since(Clock::time_point t) {
 // The bytes of a reply's base64 `data`, decoded in place of the reply's text.
 Result<std::string> DecodeData(cdp::Message reply) {
   PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
-                      TakeScreenshot(std::move(reply), {"result", "data"}, 0, ImageFormat::kPng));
-  PR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, DecodeBase64(encoded.base64(), encoded.length));
+                      TakeScreenshot(std::move(reply), {"result", "data"}, 0, encode::ImageFormat::kPng));
+  PR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode::DecodeBase64(encoded.base64(), encoded.length));
   return std::string(bytes.begin(), bytes.end());
 }
 

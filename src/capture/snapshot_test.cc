@@ -47,7 +47,7 @@ TEST_F(SnapshotTest, PngShowsThePageAtItsScale) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
   Result<std::string> png = (*snapshot)->Screenshot({});
   ASSERT_TRUE(png.ok()) << png.status().ToString();
-  Result<Image> image = DecodePng(reinterpret_cast<const uint8_t*>(png->data()), png->size());
+  Result<encode::Image> image = encode::DecodePng(reinterpret_cast<const uint8_t*>(png->data()), png->size());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->width, 640);
   EXPECT_EQ(image->height, 400);
@@ -58,7 +58,7 @@ TEST_F(SnapshotTest, PngShowsThePageAtItsScale) {
   clip.selector = "#box";
   Result<std::string> boxed = (*snapshot)->Screenshot(clip);
   ASSERT_TRUE(boxed.ok()) << boxed.status().ToString();
-  image = DecodePng(reinterpret_cast<const uint8_t*>(boxed->data()), boxed->size());
+  image = encode::DecodePng(reinterpret_cast<const uint8_t*>(boxed->data()), boxed->size());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->width, 200);
   EXPECT_EQ(image->height, 100);

@@ -63,6 +63,89 @@ void FormatContextFree::operator()(AVFormatContext* f) const {
   avformat_free_context(f);
 }
 
+// A file held in memory for a kMemoryFile sink: seekable, so muxers that go back to fill in
+// an index (MP4's moov, Matroska's cues and duration) write what they write to a file; MP4's
+// faststart pass reopens the output for reading, through the format's io_open, as a Reader.
+struct AvOutput::MemoryFile {
+  std::vector<uint8_t> bytes;
+  size_t pos = 0;
+
+  struct Reader {
+    const MemoryFile* file;
+    size_t pos = 0;
+  };
+
+  static int Write(void* opaque, uint8_t* data, int size) {
+    auto* f = static_cast<MemoryFile*>(opaque);
+    const size_t end = f->pos + static_cast<size_t>(size);
+    if (end > f->bytes.size()) f->bytes.resize(end);
+    std::copy_n(data, size, f->bytes.begin() + static_cast<std::ptrdiff_t>(f->pos));
+    f->pos = end;
+    return size;
+  }
+
+  static int64_t Seek(void* opaque, int64_t offset, int whence) {
+    auto* f = static_cast<MemoryFile*>(opaque);
+    return SeekIn(f->bytes.size(), &f->pos, offset, whence);
+  }
+
+  static int Read(void* opaque, uint8_t* data, int size) {
+    auto* r = static_cast<Reader*>(opaque);
+    const std::vector<uint8_t>& bytes = r->file->bytes;
+    if (r->pos >= bytes.size()) return AVERROR_EOF;
+    const size_t n = std::min(bytes.size() - r->pos, static_cast<size_t>(size));
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(r->pos), n, data);
+    r->pos += n;
+    return static_cast<int>(n);
+  }
+
+  static int64_t SeekReader(void* opaque, int64_t offset, int whence) {
+    auto* r = static_cast<Reader*>(opaque);
+    return SeekIn(r->file->bytes.size(), &r->pos, offset, whence);
+  }
+
+  static int64_t SeekIn(size_t size, size_t* pos, int64_t offset, int whence) {
+    whence &= ~AVSEEK_FORCE;
+    int64_t to = 0;
+    switch (whence) {
+      case AVSEEK_SIZE: return static_cast<int64_t>(size);
+      case SEEK_SET: to = offset; break;
+      case SEEK_CUR: to = static_cast<int64_t>(*pos) + offset; break;
+      case SEEK_END: to = static_cast<int64_t>(size) + offset; break;
+      default: return AVERROR(EINVAL);
+    }
+    if (to < 0) return AVERROR(EINVAL);
+    *pos = static_cast<size_t>(to);
+    return to;
+  }
+
+  // AVFormatContext::io_open for the faststart pass: the only file a muxer reopens is its
+  // own output, for reading.
+  static int OpenForReading(AVFormatContext* s, AVIOContext** pb, const char* /*url*/, int flags,
+                            AVDictionary** /*options*/) {
+    if (flags != AVIO_FLAG_READ) return AVERROR(EPERM);
+    auto* reader = new Reader{static_cast<const MemoryFile*>(s->opaque)};
+    constexpr int kBufferSize = 64 * 1024;
+    auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
+    *pb = buffer == nullptr ? nullptr
+                            : avio_alloc_context(buffer, kBufferSize, 0, reader, &Read, nullptr,
+                                                 &SeekReader);
+    if (*pb == nullptr) {
+      av_free(buffer);
+      delete reader;
+      return AVERROR(ENOMEM);
+    }
+    return 0;
+  }
+
+  static int CloseReader(AVFormatContext* /*s*/, AVIOContext* pb) {
+    delete static_cast<Reader*>(pb->opaque);
+    av_freep(&pb->buffer);
+    avio_context_free(&pb);
+    return 0;
+  }
+};
+
 AvOutput::AvOutput(Sink sink, std::function<bool()> should_stop)
     : sink_(std::move(sink)),
       should_stop_(std::move(should_stop)),
@@ -98,6 +181,7 @@ int AvOutput::Interrupted(void* opaque) {
 
 int64_t AvOutput::bytes_written() const {
   if (sink_.kind == Sink::Kind::kMemory) return memory_bytes_;
+  if (memory_file_) return static_cast<int64_t>(memory_file_->bytes.size());
   if (!format_ || format_->pb == nullptr) return closed_bytes_;
   return avio_tell(format_->pb);
 }
@@ -140,18 +224,8 @@ Status AvOutput::Open(const char* format_name, const char* codec_name,
   if (err < 0) return AvError("copying encoder parameters", err);
 
   if (!(format_->oformat->flags & AVFMT_NOFILE)) {
-    if (sink_.kind == Sink::Kind::kMemory) {
-      constexpr int kBufferSize = 64 * 1024;
-      auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
-      if (buffer == nullptr) return ResourceExhaustedError("no memory for an output buffer");
-      memory_io_ = avio_alloc_context(buffer, kBufferSize, 1, this, nullptr,
-                                      &AvOutput::WriteToMemory, nullptr);
-      if (memory_io_ == nullptr) {
-        av_free(buffer);
-        return ResourceExhaustedError("no memory for an output buffer");
-      }
-      format_->pb = memory_io_;
-      format_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    if (sink_.kind == Sink::Kind::kMemory || sink_.kind == Sink::Kind::kMemoryFile) {
+      PR_RETURN_IF_ERROR(OpenMemory());
     } else {
       err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
                        &format_->interrupt_callback, protocol_options);
@@ -167,6 +241,30 @@ Status AvOutput::Open(const char* format_name, const char* codec_name,
     return AvError("writing the header of " + write_path_, err);
   }
   packet_.reset(av_packet_alloc());
+  return Status::Ok();
+}
+
+Status AvOutput::OpenMemory() {
+  constexpr int kBufferSize = 64 * 1024;
+  auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
+  if (buffer == nullptr) return ResourceExhaustedError("no memory for an output buffer");
+  if (sink_.kind == Sink::Kind::kMemoryFile) {
+    memory_file_ = std::make_unique<MemoryFile>();
+    memory_io_ = avio_alloc_context(buffer, kBufferSize, 1, memory_file_.get(), nullptr,
+                                    &MemoryFile::Write, &MemoryFile::Seek);
+    format_->opaque = memory_file_.get();
+    format_->io_open = &MemoryFile::OpenForReading;
+    format_->io_close2 = &MemoryFile::CloseReader;
+  } else {
+    memory_io_ = avio_alloc_context(buffer, kBufferSize, 1, this, nullptr,
+                                    &AvOutput::WriteToMemory, nullptr);
+  }
+  if (memory_io_ == nullptr) {
+    av_free(buffer);
+    return ResourceExhaustedError("no memory for an output buffer");
+  }
+  format_->pb = memory_io_;
+  format_->flags |= AVFMT_FLAG_CUSTOM_IO;
   return Status::Ok();
 }
 
@@ -197,6 +295,10 @@ Status AvOutput::Finish() {
   if (memory_io_ != nullptr) {
     avio_flush(memory_io_);
     if (!memory_status_.ok()) return memory_status_;
+    if (memory_file_) {
+      PR_RETURN_IF_ERROR(sink_.write(std::span<const uint8_t>(memory_file_->bytes)));
+      memory_file_.reset();
+    }
   } else if (!(format_->oformat->flags & AVFMT_NOFILE)) {
     closed_bytes_ = avio_tell(format_->pb);
     err = avio_closep(&format_->pb);

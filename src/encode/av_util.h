@@ -59,7 +59,7 @@ using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
 // One encoded video stream written to a sink: Open() sets up the muxer, lets `configure`
 // fill in the codec context, opens the codec and the sink and writes the header; Send()
 // encodes frames; Finish() flushes, writes the trailer and, for a kFile sink, renames the
-// partial file into place. Destroyed unfinished, a kFile sink's partial file is removed;
+// partial file into place (a kMemoryFile sink is handed its bytes). Destroyed unfinished, a kFile sink's partial file is removed;
 // other sinks keep what they were sent (a growing file stays playable as far as it got).
 class AvOutput {
  public:
@@ -77,10 +77,10 @@ class AvOutput {
   int64_t bytes_written() const;
 
  private:
+  struct MemoryFile;
   static int WriteToMemory(void* opaque, uint8_t* data, int size);
   static int Interrupted(void* opaque);
-  // Where libavformat writes: the partial name for kFile, else the target.
-  const std::string& WritePath() const { return write_path_; }
+  Status OpenMemory();
 
   const Sink sink_;
   const std::function<bool()> should_stop_;
@@ -89,7 +89,8 @@ class AvOutput {
   std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
   std::unique_ptr<AVPacket, PacketFree> packet_;
   AVStream* stream_ = nullptr;  // Owned by format_.
-  AVIOContext* memory_io_ = nullptr;  // kMemory: ours, freed after format_.
+  AVIOContext* memory_io_ = nullptr;  // kMemory, kMemoryFile: ours, freed after format_.
+  std::unique_ptr<MemoryFile> memory_file_;  // kMemoryFile.
   Status memory_status_;  // The first error the memory sink's writer returned.
   int64_t memory_bytes_ = 0;
   int64_t closed_bytes_ = 0;  // What the file held when Finish() closed it.

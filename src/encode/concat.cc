@@ -18,7 +18,8 @@ extern "C" {
 
 #include "base/unique_fd.h"
 #include "encode/av_util.h"
-#include "encode/encoder.h"
+#include "encode/film_writer.h"
+#include "encode/sequence.h"
 
 namespace pagereel::encode {
 
@@ -185,6 +186,18 @@ class SegmentReader {
   int64_t file_size_ = 0;
   int64_t last_dts_ = 0;
   std::vector<int64_t> pts_;  // Of every packet read, in frames.
+};
+
+// What a segment's header says, for messages.
+struct SegmentInfo {
+  std::string codec;         // libavcodec's name: "h264", "prores", "vp9", "ffv1".
+  std::string pixel_format;  // "yuv420p", "bgr0", ...
+  int width = 0;
+  int height = 0;
+  // The rate the container states. Matroska and WebM store a frame duration in whole
+  // nanoseconds, so 30000/1001 reads back as a near neighbour.
+  Rational fps;
+  int64_t frames = 0;  // Video packets: one per frame for the codecs segments use.
 };
 
 SegmentInfo InfoOf(const SegmentReader& reader) {
@@ -461,20 +474,21 @@ Status JoinToGif(const std::vector<SegmentFile>& segments, const std::string& ou
                  const JoinOptions& options) {
   PR_RETURN_IF_ERROR(CheckHeaders(segments, options.fps, JoinKind::kDecode));
   const AVRational frame_base = FrameBase(options.fps);
-  std::unique_ptr<Encoder> encoder;
+  std::unique_ptr<FilmWriter> writer;
   PacketPtr packet(av_packet_alloc());
   FramePtr frame(av_frame_alloc());
   RgbaFrames rgba;
   for (const SegmentFile& segment : segments) {
     PR_ASSIGN_OR_RETURN(auto reader, SegmentReader::Open(segment.path));
     const AVCodecParameters& params = reader->params();
-    if (!encoder) {
-      EncoderOptions encoder_options;
-      encoder_options.path = output;
-      encoder_options.width = params.width;
-      encoder_options.height = params.height;
-      encoder_options.fps = options.fps;
-      PR_ASSIGN_OR_RETURN(encoder, Encoder::Open(encoder_options));
+    if (!writer) {
+      FilmWriterOptions writer_options;
+      writer_options.film.kind = FilmKind::kGif;
+      writer_options.film.width = params.width;
+      writer_options.film.height = params.height;
+      writer_options.film.fps = options.fps;
+      writer_options.path = output;
+      PR_ASSIGN_OR_RETURN(writer, FilmWriter::Open(writer_options));
     }
     const AVCodec* codec = avcodec_find_decoder(params.codec_id);
     if (codec == nullptr) {
@@ -496,7 +510,7 @@ Status JoinToGif(const std::vector<SegmentFile>& segments, const std::string& ou
         if (e < 0) return AvError("decoding " + Named(segment.path), e);
         ++decoded;
         PR_ASSIGN_OR_RETURN(RgbaView view, rgba.Convert(*frame));
-        PR_RETURN_IF_ERROR(encoder->Write(view));
+        PR_RETURN_IF_ERROR(writer->Write(view));
       }
     };
     for (;;) {
@@ -513,51 +527,8 @@ Status JoinToGif(const std::vector<SegmentFile>& segments, const std::string& ou
     PR_RETURN_IF_ERROR(reader->Finish(frame_base));
     PR_RETURN_IF_ERROR(CheckCount(segment, decoded));
   }
-  return encoder->Finish();
+  return writer->Finish();
 }
-
-// A sequence pattern (one %d, %5d or %05d field, as InspectOutputPath accepts) and the names
-// of its files.
-class SequencePattern {
- public:
-  // False when `pattern` has no frame-number field.
-  bool Parse(const std::string& pattern) {
-    static const std::regex field("%(0?)([0-9]{0,2})d");
-    std::smatch m;
-    if (!std::regex_search(pattern, m, field)) return false;
-    prefix_ = m.prefix();
-    suffix_ = m.suffix();
-    pad_ = m[1].length() > 0 ? '0' : ' ';
-    width_ = m[2].length() > 0 ? std::stoi(m[2]) : 0;
-    return true;
-  }
-
-  fs::path Name(int64_t index) const {
-    std::string number = std::to_string(index);
-    if (static_cast<int>(number.size()) < width_) {
-      number.insert(0, static_cast<size_t>(width_) - number.size(), pad_);
-    }
-    return prefix_ + number + suffix_;
-  }
-
-  fs::path Folder() const {
-    fs::path folder = fs::path(prefix_ + "0" + suffix_).parent_path();
-    return folder.empty() ? fs::path(".") : folder;
-  }
-
-  std::string Extension() const {
-    std::string ext = fs::path(suffix_).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return ext == ".jpeg" ? ".jpg" : ext;
-  }
-
- private:
-  std::string prefix_;
-  std::string suffix_;
-  char pad_ = '0';
-  int width_ = 0;
-};
 
 Status CheckSequenceSegment(const SegmentFile& segment, const SequencePattern& pattern) {
   std::error_code ec;
@@ -640,16 +611,25 @@ Status LinkOrCopy(const fs::path& from, const fs::path& to) {
 // that are not part of this one removed (as the sequence encoder does).
 Status JoinSequences(const std::vector<SegmentFile>& segments, const std::string& output,
                      const JoinOptions& options) {
-  SequencePattern out;
-  out.Parse(output);  // InspectOutputPath accepted it.
-  std::vector<SequencePattern> patterns(segments.size());
-  for (size_t i = 0; i < segments.size(); ++i) {
-    const SegmentFile& segment = segments[i];
-    if (!patterns[i].Parse(segment.path) || patterns[i].Extension() != out.Extension()) {
-      return InvalidArgumentError(Named(segment.path) + " is not a pattern of " + out.Extension() +
-                                  " files such as seg/%05d" + out.Extension() + ", as '" + output +
+  const std::string extension = "." + std::string(FileExtension(options.kind));
+  std::optional<SequencePattern> parsed = SequencePattern::Parse(output);
+  if (!parsed || parsed->Extension() != extension) {
+    return InvalidArgumentError("'" + output + "' is not a pattern of " + extension +
+                                " files such as frames/%05d" + extension);
+  }
+  const SequencePattern& out = *parsed;
+  std::vector<SequencePattern> patterns;
+  for (const SegmentFile& segment : segments) {
+    std::optional<SequencePattern> pattern = SequencePattern::Parse(segment.path);
+    if (!pattern || pattern->Extension() != extension) {
+      return InvalidArgumentError(Named(segment.path) + " is not a pattern of " + extension +
+                                  " files such as seg/%05d" + extension + ", as '" + output +
                                   "' is");
     }
+    patterns.push_back(*pattern);
+  }
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const SegmentFile& segment = segments[i];
     std::error_code ec;
     if (fs::equivalent(patterns[i].Folder(), out.Folder(), ec)) {
       return InvalidArgumentError(Named(segment.path) +
@@ -684,54 +664,25 @@ Status JoinSequences(const std::vector<SegmentFile>& segments, const std::string
 
 }  // namespace
 
-Result<SegmentInfo> InspectSegment(const std::string& path) {
-  PR_ASSIGN_OR_RETURN(auto reader, SegmentReader::Open(path));
-  const AVRational rate = StatedRate(reader->stream());
-  if (rate.num <= 0 || rate.den <= 0) {
-    return InvalidArgumentError(Named(path) + " states no frame rate");
-  }
-  const AVRational frame_base = av_inv_q(rate);
-  PacketPtr packet(av_packet_alloc());
-  for (;;) {
-    PR_ASSIGN_OR_RETURN(bool more, reader->Next(packet.get(), frame_base));
-    if (!more) break;
-  }
-  PR_RETURN_IF_ERROR(reader->Finish(frame_base));
-  return InfoOf(*reader);
-}
-
-Status CheckSegment(const SegmentFile& segment) {
-  if (segment.path.find('%') != std::string::npos) {
-    SequencePattern pattern;
-    if (!pattern.Parse(segment.path)) {
-      return InvalidArgumentError(Named(segment.path) + " has no frame-number field such as %05d");
-    }
-    return CheckSequenceSegment(segment, pattern);
-  }
-  PR_ASSIGN_OR_RETURN(SegmentInfo info, InspectSegment(segment.path));
-  return CheckCount(segment, info.frames);
-}
-
 Status JoinSegments(const std::vector<SegmentFile>& segments, const std::string& output,
                     const JoinOptions& options) {
   PR_RETURN_IF_ERROR(CheckRanges(segments, output));
-  PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(output, /*alpha=*/false));
-  switch (spec.kind) {
-    case OutputKind::kMp4:
+  switch (options.kind) {
+    case FilmKind::kMp4:
       return JoinByCopy(segments, output, "mp4", options);
-    case OutputKind::kMov:
+    case FilmKind::kMov:
       return JoinByCopy(segments, output, "mov", options);
-    case OutputKind::kWebm:
+    case FilmKind::kWebm:
       return JoinByCopy(segments, output, "webm", options);
-    case OutputKind::kMkv:
+    case FilmKind::kMkv:
       return JoinByCopy(segments, output, "matroska", options);
-    case OutputKind::kGif:
+    case FilmKind::kGif:
       return JoinToGif(segments, output, options);
-    case OutputKind::kPngSequence:
-    case OutputKind::kJpegSequence:
+    case FilmKind::kPngSequence:
+    case FilmKind::kJpegSequence:
       return JoinSequences(segments, output, options);
   }
-  return InternalError("unhandled output kind");
+  return InternalError("unhandled film kind");
 }
 
 }  // namespace pagereel::encode

@@ -2,17 +2,18 @@
 // by a fresh encoder (so each begins with a keyframe and closes its own GOPs), joined into
 // the output without encoding the frames again.
 //
-// What a segment is follows the output (its kind as InspectOutputPath decides it):
-//   .mp4, .mov, .webm   a film of the same kind written by encode::Encoder, H.264, ProRes or
-//                       VP9; its packets are copied (stream copy), renumbered to film frames.
-//   .mkv                FFV1 in Matroska, copied likewise.
-//   .gif                a lossless film (.mkv: FFV1 in Matroska, as Encoder writes it) whose
-//                       frames are decoded and written through one GIF Encoder, which builds
-//                       one palette from the whole film.
-//   a %05d.png / .jpg   a sequence pattern in a folder of its own, numbered from 0 within the
-//   pattern             segment; its files are hard-linked (copied across file systems) under
-//                       the output's numbers.
-// Segments are only read: removing them afterwards is the caller's business.
+// A segment is a film of SegmentKind(the film's kind) (encode/film.h), written by a
+// FilmWriter of its own:
+//   MP4, QuickTime,     a film of the same kind, H.264, ProRes, VP9 or FFV1; its packets are
+//   WebM, Matroska      copied (stream copy), renumbered to film frames.
+//   GIF                 a lossless film (FFV1 in Matroska) whose frames are decoded and written
+//                       through one GIF FilmWriter, which builds one palette from the whole film.
+//   PNG/JPEG sequence   a pattern such as seg-3/%06d.png in a folder of its own, numbered from 0
+//                       within the segment; its files are hard-linked (copied across file
+//                       systems) under the output's numbers.
+// Segments are only read: removing them afterwards is the caller's business. The join is
+// where a film's sound track will be muxed beside its pictures (it is the one place that
+// writes the whole film's container).
 //
 // Any thread; calls share nothing.
 #ifndef PAGEREEL_ENCODE_CONCAT_H_
@@ -25,6 +26,7 @@
 
 #include "base/rational.h"
 #include "base/status.h"
+#include "encode/film.h"
 
 namespace pagereel::encode {
 
@@ -35,6 +37,7 @@ struct SegmentFile {
 };
 
 struct JoinOptions {
+  FilmKind kind = FilmKind::kMp4;  // The film's kind; `output` must be a path of that kind.
   Rational fps{30, 1};  // The film's frame rate; segments of another rate are refused.
   // Polled between packets; set it (from a signal handler too) to abandon the join.
   const std::atomic<bool>* cancel = nullptr;
@@ -52,29 +55,6 @@ struct JoinOptions {
 // In the output, frame n has the timestamp n / fps, as in a film encoded in one piece.
 Status JoinSegments(const std::vector<SegmentFile>& segments, const std::string& output,
                     const JoinOptions& options);
-
-// What InspectSegment finds in a segment film.
-struct SegmentInfo {
-  std::string codec;         // libavcodec's name: "h264", "prores", "vp9", "ffv1".
-  std::string pixel_format;  // "yuv420p", "bgr0", ...
-  int width = 0;
-  int height = 0;
-  // The rate the container states. Matroska and WebM store a frame duration in whole
-  // nanoseconds, so 30000/1001 reads back as a near neighbour.
-  Rational fps;
-  int64_t frames = 0;  // Video packets: one per frame for the codecs segments use.
-};
-
-// Reads a segment film's stream parameters and every packet, without decoding: fails when
-// the file is missing, unreadable, cut short (its index places a frame past the end of the
-// file, a frame is incomplete, or fewer frames can be read than its header promises), does
-// not begin with a keyframe, or its frames' timestamps are not one frame apart from 0.
-Result<SegmentInfo> InspectSegment(const std::string& path);
-
-// Whether `segment` is complete as it stands, so a resumed render can keep it: a film that
-// InspectSegment accepts with exactly frame_count frames, or a sequence with exactly the
-// files 0 to frame_count - 1.
-Status CheckSegment(const SegmentFile& segment);
 
 }  // namespace pagereel::encode
 

@@ -2,14 +2,12 @@
 
 #include "encode/av_util.h"
 #include "encode/gif_encoder.h"
+#include "encode/sequence.h"
 #include "encode/stream.h"
 
 #include <spng.h>
 #include <turbojpeg.h>
 
-extern "C" {
-#include <libavcodec/avcodec.h>
-}
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@ extern "C" {
 #include <functional>
 #include <optional>
 #include <regex>
+#include <span>
 #include <vector>
 
 namespace pagereel::encode {
@@ -28,72 +27,45 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char kFormatsHelp[] =
-    "use .mp4 (H.264), .mov (ProRes), .webm (VP9), .mkv (FFV1, lossless), .gif, or an image "
-    "sequence pattern such as "
-    "frames/%05d.png or frames/%05d.jpg";
-
-std::string LibraryVersions() {
-  const unsigned v = avcodec_version();
-  return "libavcodec " + std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 255) + "." +
-         std::to_string(v & 255);
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-Status CheckFolder(const fs::path& file) {
-  fs::path folder = file.parent_path();
-  if (folder.empty()) folder = ".";
-  std::error_code ec;
-  if (!fs::exists(folder, ec)) {
-    return InvalidArgumentError("output folder '" + folder.string() +
-                                "' does not exist; create it first (mkdir -p " + folder.string() +
-                                ")");
-  }
-  if (!fs::is_directory(folder, ec)) {
-    return InvalidArgumentError("'" + folder.string() + "' is not a folder");
-  }
-  if (::access(folder.c_str(), W_OK) != 0) {
-    return ErrnoError("cannot write to output folder '" + folder.string() + "'", errno);
-  }
-  return Status::Ok();
-}
-
-// The frame-number field of a sequence pattern: %d, %5d or %05d (two digits of width at
-// most), with the zero flag and the width captured.
-const std::regex& FrameNumberField() {
-  static const std::regex field("%(0?)([0-9]{0,2})d");
-  return field;
-}
-
-// A film: one VideoStream into a file that appears only when complete, frames numbered in
-// the order they come.
+// A film: one VideoStream into a file that appears only when complete, or into memory,
+// frames numbered in the order they come.
 class VideoEncoder final : public Encoder {
  public:
-  Status Init(const EncoderOptions& options, OutputKind kind) {
+  Status Init(const FilmWriterOptions& options) {
+    const FilmSpec& film = options.film;
     StreamSpec spec;
-    spec.sink = Sink{Sink::Kind::kFile, options.path, nullptr};
-    spec.width = options.width;
-    spec.height = options.height;
-    spec.fps = options.fps;
-    spec.alpha = options.alpha;
-    spec.quality = options.quality;
-    spec.preset = options.preset;
-    if (kind == OutputKind::kMov) {
-      spec.container = Container::kMov;
-      spec.codec = Codec::kProRes;
-    } else if (kind == OutputKind::kWebm) {
-      spec.container = Container::kWebm;
-      spec.codec = Codec::kVp9;
-    } else if (kind == OutputKind::kMkv) {
-      spec.container = Container::kMatroska;
-      spec.codec = Codec::kFfv1;
+    if (options.to == WriteTo::kMemory) {
+      spec.sink = Sink{Sink::Kind::kMemoryFile, "the film in memory",
+                       [this](std::span<const uint8_t> bytes) {
+                         bytes_.assign(bytes.begin(), bytes.end());
+                         return Status::Ok();
+                       }};
     } else {
-      spec.container = Container::kMp4;
-      spec.codec = Codec::kH264;
+      spec.sink = Sink{Sink::Kind::kFile, options.path, nullptr};
+    }
+    spec.width = film.width;
+    spec.height = film.height;
+    spec.fps = film.fps;
+    spec.alpha = film.alpha;
+    spec.quality = film.quality;
+    spec.preset = film.preset;
+    switch (film.kind) {
+      case FilmKind::kMov:
+        spec.container = Container::kMov;
+        spec.codec = Codec::kProRes;
+        break;
+      case FilmKind::kWebm:
+        spec.container = Container::kWebm;
+        spec.codec = Codec::kVp9;
+        break;
+      case FilmKind::kMkv:
+        spec.container = Container::kMatroska;
+        spec.codec = Codec::kFfv1;
+        break;
+      default:
+        spec.container = Container::kMp4;
+        spec.codec = Codec::kH264;
+        break;
     }
     PR_ASSIGN_OR_RETURN(stream_, VideoStream::Open(spec));
     return Status::Ok();
@@ -107,11 +79,13 @@ class VideoEncoder final : public Encoder {
 
   Status Finish() override { return stream_->Finish(); }
 
-  std::string final_path() const override { return stream_->target(); }
+  const std::string& final_path() const override { return stream_->target(); }
+  std::string TakeBytes() override { return std::move(bytes_); }
 
  private:
   std::unique_ptr<VideoStream> stream_;
   int64_t next_pts_ = 0;
+  std::string bytes_;  // kMemoryFile: the finished film.
 };
 
 Status EncodePng(const RgbaView& view, std::vector<uint8_t>* out) {
@@ -164,77 +138,18 @@ struct ImageBytes final : PreparedFrame {
 
 class SequenceConverter final : public Converter {
  public:
-  SequenceConverter(OutputKind kind, int quality) : kind_(kind), quality_(quality) {}
+  SequenceConverter(FilmKind kind, int quality) : kind_(kind), quality_(quality) {}
 
   Result<std::unique_ptr<PreparedFrame>> Convert(const RgbaView& view) override {
     auto out = std::make_unique<ImageBytes>();
-    PR_RETURN_IF_ERROR(kind_ == OutputKind::kPngSequence ? EncodePng(view, &out->bytes)
+    PR_RETURN_IF_ERROR(kind_ == FilmKind::kPngSequence ? EncodePng(view, &out->bytes)
                                                          : EncodeJpeg(view, quality_, &out->bytes));
     return std::unique_ptr<PreparedFrame>(std::move(out));
   }
 
  private:
-  const OutputKind kind_;
+  const FilmKind kind_;
   const int quality_;
-};
-
-// The files of the sequence `pattern` names (a %05d-style field), by frame number.
-class SequenceNames {
- public:
-  explicit SequenceNames(const std::string& pattern) {
-    // InspectOutputPath checked there is exactly one %[0][width]d field.
-    std::smatch m;
-    std::regex_search(pattern, m, FrameNumberField());
-    prefix_ = m.prefix();
-    suffix_ = m.suffix();
-    zero_pad_ = m[1].length() > 0;
-    pad_width_ = m[2].length() > 0 ? std::stoi(m[2]) : 0;
-  }
-
-  fs::path Name(int64_t index) const {
-    std::string number = std::to_string(index);
-    if (static_cast<int>(number.size()) < pad_width_) {
-      number.insert(0, static_cast<size_t>(pad_width_) - number.size(), zero_pad_ ? '0' : ' ');
-    }
-    return prefix_ + number + suffix_;
-  }
-
-  fs::path Folder() const {
-    fs::path folder = fs::path(prefix_ + "0" + suffix_).parent_path();
-    return folder.empty() ? fs::path(".") : folder;
-  }
-
-  // The frame number `file` (a name in Folder()) stands for, if it is one of ours.
-  std::optional<int64_t> IndexOf(const std::string& file) const {
-    std::string head = fs::path(prefix_ + "0").filename().string();
-    head.pop_back();
-    if (file.size() <= head.size() + suffix_.size() || file.rfind(head, 0) != 0 ||
-        file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) != 0) {
-      return std::nullopt;
-    }
-    std::string digits = file.substr(head.size(), file.size() - head.size() - suffix_.size());
-    size_t first = digits.find_first_not_of(' ');
-    if (first == std::string::npos || digits.size() > 18) return std::nullopt;
-    digits = digits.substr(first);
-    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return std::stoll(digits);
-  }
-
-  std::vector<fs::path> Existing() const {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(Folder(), ec)) {
-      if (IndexOf(entry.path().filename().string())) found.push_back(entry.path());
-    }
-    std::sort(found.begin(), found.end());
-    return found;
-  }
-
- private:
-  std::string prefix_;
-  std::string suffix_;
-  bool zero_pad_ = false;
-  int pad_width_ = 0;
 };
 
 // Frame n goes to pattern % n. Frames are written under hidden partial names and renamed
@@ -243,8 +158,8 @@ class SequenceNames {
 // before. Abandoned, it removes every partial file it wrote.
 class SequenceEncoder final : public Encoder {
  public:
-  SequenceEncoder(std::string pattern, OutputKind kind, int quality)
-      : pattern_(std::move(pattern)), names_(pattern_), kind_(kind), quality_(quality) {}
+  SequenceEncoder(std::string pattern, SequencePattern names, FilmKind kind, int quality)
+      : pattern_(std::move(pattern)), names_(std::move(names)), kind_(kind), quality_(quality) {}
 
   ~SequenceEncoder() override {
     std::error_code ec;
@@ -288,12 +203,13 @@ class SequenceEncoder final : public Encoder {
     return Status::Ok();
   }
 
-  std::string final_path() const override { return pattern_; }
+  const std::string& final_path() const override { return pattern_; }
+  std::string TakeBytes() override { return std::string(); }
 
  private:
   const std::string pattern_;
-  const SequenceNames names_;
-  const OutputKind kind_;
+  const SequencePattern names_;
+  const FilmKind kind_;
   const int quality_;
   std::vector<fs::path> partials_;  // Frame n's file is partials_[n] until Finish().
 };
@@ -317,114 +233,32 @@ void RemoveStalePartials(const fs::path& folder, const std::function<bool(const 
 
 }  // namespace
 
-std::vector<std::string> ExistingSequenceFiles(const std::string& pattern) {
-  std::vector<std::string> out;
-  for (const fs::path& p : SequenceNames(pattern).Existing()) out.push_back(p.string());
-  return out;
-}
-
-Result<OutputSpec> InspectOutputPath(const std::string& path, bool alpha) {
-  if (path.empty()) return InvalidArgumentError("no output given; " + std::string(kFormatsHelp));
-  fs::path p = path;
-  std::string ext = Lower(p.extension().string());
-  OutputSpec spec{};
-  bool is_pattern = path.find('%') != std::string::npos;
-  if (is_pattern) {
-    std::string name = p.filename().string();
-    auto fields = std::distance(std::sregex_iterator(name.begin(), name.end(), FrameNumberField()),
-                                std::sregex_iterator());
-    size_t percents = static_cast<size_t>(std::count(path.begin(), path.end(), '%'));
-    if (fields != 1 || percents != 1) {
-      return InvalidArgumentError("image sequence pattern '" + path +
-                                  "' needs exactly one frame-number field such as %05d (at most "
-                                  "two digits of width) in its file name, e.g. frames/%05d.png");
-    }
-    if (ext == ".png") {
-      spec = {OutputKind::kPngSequence, true};
-    } else if (ext == ".jpg" || ext == ".jpeg") {
-      spec = {OutputKind::kJpegSequence, false};
-    } else {
-      return InvalidArgumentError("image sequences are .png or .jpg, not '" + path + "'");
-    }
-  } else if (ext == ".mp4") {
-    spec = {OutputKind::kMp4, false};
-  } else if (ext == ".mov") {
-    spec = {OutputKind::kMov, true};
-  } else if (ext == ".webm") {
-    spec = {OutputKind::kWebm, true};
-  } else if (ext == ".gif") {
-    spec = {OutputKind::kGif, false};
-  } else if (ext == ".mkv") {
-    spec = {OutputKind::kMkv, true};
-  } else {
-    return InvalidArgumentError("don't know how to write '" + path + "': " + kFormatsHelp);
-  }
-  if (alpha && !spec.carries_alpha) {
-    return InvalidArgumentError("--alpha needs an output that can carry an alpha channel: .mov "
-                                "(ProRes 4444), .webm (VP9) or a .png sequence; '" +
-                                path + "' cannot");
-  }
-  PR_RETURN_IF_ERROR(CheckFolder(p));
-  return spec;
-}
-
-std::string DescribeEncoder(const EncoderOptions& options) {
-  Result<OutputSpec> spec = InspectOutputPath(options.path, options.alpha);
-  std::string what = "unknown";
-  if (spec.ok()) {
-    switch (spec->kind) {
-      case OutputKind::kMp4:
-        what = "H.264 (libx264 " + (options.preset.empty() ? std::string("veryfast") : options.preset) + ")";
-        break;
-      case OutputKind::kMov: what = options.alpha ? "ProRes 4444" : "ProRes 422 HQ"; break;
-      case OutputKind::kWebm: what = "VP9"; break;
-      case OutputKind::kMkv: what = "FFV1"; break;
-      case OutputKind::kGif: what = "GIF"; break;
-      case OutputKind::kPngSequence: what = "PNG"; break;
-      case OutputKind::kJpegSequence: what = "JPEG"; break;
-    }
-  }
-  return what + ", quality " + std::to_string(options.quality) + (options.alpha ? ", alpha" : "") +
-         ", " + LibraryVersions();
-}
-
-Status Encoder::Write(const RgbaView& frame) {
-  if (!own_converter_) own_converter_ = NewConverter();
-  PR_ASSIGN_OR_RETURN(std::unique_ptr<PreparedFrame> prepared, own_converter_->Convert(frame));
-  return WritePrepared(std::move(prepared));
-}
-
-Result<std::unique_ptr<Encoder>> Encoder::Open(const EncoderOptions& options) {
+Result<std::unique_ptr<Encoder>> Encoder::Open(const FilmWriterOptions& options) {
   QuietenLibav();
-  PR_ASSIGN_OR_RETURN(OutputSpec spec, InspectOutputPath(options.path, options.alpha));
-  if (spec.kind == OutputKind::kPngSequence || spec.kind == OutputKind::kJpegSequence) {
-    SequenceNames names(options.path);
-    RemoveStalePartials(names.Folder(), [&](const std::string& name) {
-      return names.IndexOf(name).has_value();
+  const FilmKind kind = options.film.kind;
+  if (IsSequence(kind)) {
+    std::optional<SequencePattern> names = SequencePattern::Parse(options.path);
+    if (options.to != WriteTo::kPath || !names) {
+      return InvalidArgumentError("an image sequence is written to files named by a pattern "
+                                  "such as frames/%05d.png, not '" + options.path + "'");
+    }
+    RemoveStalePartials(names->Folder(), [&](const std::string& name) {
+      return names->IndexOf(name).has_value();
     });
-  } else {
+    return std::unique_ptr<Encoder>(
+        new SequenceEncoder(options.path, *names, kind, options.film.quality));
+  }
+  if (options.to == WriteTo::kPath) {
     fs::path target = options.path;
     fs::path folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     RemoveStalePartials(folder, [&](const std::string& name) {
       return name == target.filename().string();
     });
   }
-  switch (spec.kind) {
-    case OutputKind::kPngSequence:
-    case OutputKind::kJpegSequence:
-      return std::unique_ptr<Encoder>(new SequenceEncoder(options.path, spec.kind, options.quality));
-    case OutputKind::kGif:
-      return OpenGifEncoder(options);
-    case OutputKind::kMp4:
-    case OutputKind::kMov:
-    case OutputKind::kWebm:
-    case OutputKind::kMkv: {
-      auto encoder = std::make_unique<VideoEncoder>();
-      PR_RETURN_IF_ERROR(encoder->Init(options, spec.kind));
-      return std::unique_ptr<Encoder>(std::move(encoder));
-    }
-  }
-  return InternalError("unhandled output kind");
+  if (kind == FilmKind::kGif) return OpenGifEncoder(options);
+  auto encoder = std::make_unique<VideoEncoder>();
+  PR_RETURN_IF_ERROR(encoder->Init(options));
+  return std::unique_ptr<Encoder>(std::move(encoder));
 }
 
 }  // namespace pagereel::encode

@@ -6,13 +6,18 @@ extern "C" {
 #include <libavfilter/buffersrc.h>
 }
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <span>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "encode/av_util.h"
+#include "encode/encoder.h"
 
 namespace pagereel::encode {
 
@@ -125,25 +130,53 @@ class RgbaCopier final : public Converter {
   const int height_;
 };
 
+// Where the frames wait between the passes: beside the target (a partial name that stale
+// partials are cleaned up by), or an unnamed file in the scratch folder for a film in memory.
+Result<std::FILE*> OpenFrameStore(const FilmWriterOptions& options, fs::path* named) {
+  if (options.to == WriteTo::kPath && options.scratch_dir.empty()) {
+    *named = PartialPath(options.path).string() + ".frames";
+    std::FILE* f = std::fopen(named->c_str(), "w+b");
+    if (f == nullptr) return ErrnoError("creating " + named->string(), errno);
+    return f;
+  }
+  std::error_code ec;
+  fs::path folder = options.scratch_dir.empty() ? fs::temp_directory_path(ec)
+                                                : fs::path(options.scratch_dir);
+  int fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("making a file for the GIF's frames in " + folder.string(), errno);
+  std::FILE* f = ::fdopen(fd, "w+b");
+  if (f == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoError("making a file for the GIF's frames in " + folder.string(), err);
+  }
+  return f;
+}
+
 class GifEncoder final : public Encoder {
  public:
-  explicit GifEncoder(const EncoderOptions& options)
-      : options_(options),
-        output_(Sink{Sink::Kind::kFile, options.path, nullptr}),
-        frames_path_(PartialPath(options.path).string() + ".frames") {}
+  explicit GifEncoder(const FilmWriterOptions& options)
+      : options_(options.film),
+        output_(options.to == WriteTo::kMemory
+                    ? Sink{Sink::Kind::kMemoryFile, "the GIF in memory",
+                           [this](std::span<const uint8_t> bytes) {
+                             bytes_.assign(bytes.begin(), bytes.end());
+                             return Status::Ok();
+                           }}
+                    : Sink{Sink::Kind::kFile, options.path, nullptr}) {}
 
   ~GifEncoder() override {
     frames_.reset();
     std::error_code ec;
-    fs::remove(frames_path_, ec);
+    if (!frames_path_.empty()) fs::remove(frames_path_, ec);
   }
 
-  Status Init() {
+  Status Init(const FilmWriterOptions& options) {
     time_base_ = AVRational{static_cast<int>(options_.fps.den), static_cast<int>(options_.fps.num)};
     PR_RETURN_IF_ERROR(stats_.Build("[in]palettegen=stats_mode=full[out]", options_.width,
                                     options_.height, time_base_, false));
-    frames_.reset(std::fopen(frames_path_.c_str(), "w+b"));
-    if (!frames_) return ErrnoError("creating " + frames_path_.string(), errno);
+    PR_ASSIGN_OR_RETURN(std::FILE* store, OpenFrameStore(options, &frames_path_));
+    frames_.reset(store);
     frame_.reset(av_frame_alloc());
     frame_->format = AV_PIX_FMT_RGBA;
     frame_->width = options_.width;
@@ -168,7 +201,7 @@ class GifEncoder final : public Encoder {
       std::copy_n(src, row, frame_->data[0] + static_cast<size_t>(y) * frame_->linesize[0]);
     }
     if (std::fwrite(copy->rgba.data(), 1, copy->rgba.size(), frames_.get()) != copy->rgba.size()) {
-      return ErrnoError("writing " + frames_path_.string(), errno);
+      return ErrnoError("writing " + StoreName(), errno);
     }
     frame_->pts = count_++;
     return stats_.Push(stats_.in(), frame_.get());
@@ -179,7 +212,7 @@ class GifEncoder final : public Encoder {
     PR_RETURN_IF_ERROR(stats_.Push(stats_.in(), nullptr));
     PR_ASSIGN_OR_RETURN(FramePtr palette, stats_.Pull());
     if (!palette) return InternalError("palettegen produced no palette");
-    if (std::fflush(frames_.get()) != 0) return ErrnoError("writing " + frames_path_.string(), errno);
+    if (std::fflush(frames_.get()) != 0) return ErrnoError("writing " + StoreName(), errno);
 
     // Pass 2: map every frame to it and encode.
     Graph map;
@@ -210,7 +243,7 @@ class GifEncoder final : public Encoder {
       for (int y = 0; y < options_.height; ++y) {
         if (std::fread(frame_->data[0] + static_cast<size_t>(y) * frame_->linesize[0], 1, row,
                        frames_.get()) != row) {
-          return IoError("reading back " + frames_path_.string());
+          return IoError("reading back " + StoreName());
         }
       }
       frame_->pts = i;
@@ -222,9 +255,14 @@ class GifEncoder final : public Encoder {
     return output_.Finish();
   }
 
-  std::string final_path() const override { return output_.target(); }
+  const std::string& final_path() const override { return output_.target(); }
+  std::string TakeBytes() override { return std::move(bytes_); }
 
  private:
+  std::string StoreName() const {
+    return frames_path_.empty() ? "the GIF's frames" : frames_path_.string();
+  }
+
   Status Drain(Graph& graph) {
     for (;;) {
       PR_ASSIGN_OR_RETURN(FramePtr mapped, graph.Pull());
@@ -233,9 +271,10 @@ class GifEncoder final : public Encoder {
     }
   }
 
-  const EncoderOptions options_;
+  const FilmSpec options_;
+  std::string bytes_;  // A GIF in memory, once finished.
   AvOutput output_;
-  const fs::path frames_path_;
+  fs::path frames_path_;  // Empty for an unnamed file.
   std::unique_ptr<std::FILE, FileClose> frames_;
   Graph stats_;
   FramePtr frame_;
@@ -245,9 +284,9 @@ class GifEncoder final : public Encoder {
 
 }  // namespace
 
-Result<std::unique_ptr<Encoder>> OpenGifEncoder(const EncoderOptions& options) {
+Result<std::unique_ptr<Encoder>> OpenGifEncoder(const FilmWriterOptions& options) {
   auto encoder = std::make_unique<GifEncoder>(options);
-  PR_RETURN_IF_ERROR(encoder->Init());
+  PR_RETURN_IF_ERROR(encoder->Init(options));
   return std::unique_ptr<Encoder>(std::move(encoder));
 }
 

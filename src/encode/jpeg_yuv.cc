@@ -10,7 +10,7 @@ namespace pagereel::encode {
 
 // What the exact path does to a pixel, and so what this file reproduces:
 //
-// 1. capture::DecodeJpeg asks libjpeg-turbo for RGBA with TJFLAG_FASTUPSAMPLE, so each chroma
+// 1. encode::DecodeJpeg asks libjpeg-turbo for RGBA with TJFLAG_FASTUPSAMPLE, so each chroma
 //    sample is repeated over its block and every pixel gets
 //      R = clamp(Y + rd(Cr)), G = clamp(Y + gd(Cb, Cr)), B = clamp(Y + bd(Cb))
 //    with libjpeg's 16-bit fixed-point offsets (jdmerge.c and jdcolor.c build them), clamped
@@ -223,7 +223,7 @@ Status JpegToYuv420::Convert(std::span<const uint8_t> jpeg, int width, int heigh
   unsigned char* planes[3] = {jpeg_planes_.data(), jpeg_planes_.data() + y_size,
                               jpeg_planes_.data() + y_size + c_size};
   int strides[3] = {y_stride, c_stride, c_stride};
-  // TJFLAG_FASTDCT as capture::DecodeJpeg, so both paths start from the same samples.
+  // TJFLAG_FASTDCT as encode::DecodeJpeg, so both paths start from the same samples.
   if (tjDecompressToYUVPlanes(tj, jpeg.data(), jpeg.size(), planes, width, strides, height,
                               TJFLAG_FASTDCT) != 0) {
     return Corrupt(tj);

@@ -1,7 +1,7 @@
 // JpegToYuv420: turns a browser's JPEG screenshot straight into a film's pixels, yuv420p
 // BT.709 limited range, without the RGBA frame in between.
 //
-// It gives what the exact path gives (capture::DecodeJpeg to RGBA, then the film converter's
+// It gives what the exact path gives (encode::DecodeJpeg to RGBA, then the film converter's
 // swscale to yuv420p) to within one level, without building the RGBA frame: libjpeg-turbo
 // decodes to the JPEG's own YCbCr planes and one pass makes the film's planes from them.
 // Measured in bench/decode_bench.cc (BM_FilmFrameFromJpeg); the PSNR against the exact

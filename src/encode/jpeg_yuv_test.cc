@@ -137,7 +137,7 @@ struct Frame {
   }
 };
 
-// The exact path. The decode is capture::DecodeJpeg's (fast DCT, fast upsampling); the
+// The exact path. The decode is encode::DecodeJpeg's (fast DCT, fast upsampling); the
 // conversion is the film converter's in stream.cc (SWS_BILINEAR | SWS_ACCURATE_RND, BT.709,
 // full-range RGB to limited-range YUV).
 Frame ExactPath(const std::vector<uint8_t>& jpeg, int width, int height) {

@@ -185,12 +185,15 @@ class StreamImpl final : public VideoStream {
                                   std::string(CodecName(spec_.codec)) + " (" + spec_.sink.target +
                                   ")");
     }
-    if (spec_.container == Container::kMp4 && spec_.sink.kind != Sink::Kind::kFile) {
+    const bool whole_file =
+        spec_.sink.kind == Sink::Kind::kFile || spec_.sink.kind == Sink::Kind::kMemoryFile;
+    if (spec_.container == Container::kMp4 && !whole_file) {
       return InvalidArgumentError("plain MP4 is only for finished files; a stream or growing "
                                   "file needs fragmented MP4, Matroska or MPEG-TS (" +
                                   spec_.sink.target + ")");
     }
-    if (spec_.sink.kind == Sink::Kind::kMemory && !spec_.sink.write) {
+    if ((spec_.sink.kind == Sink::Kind::kMemory || spec_.sink.kind == Sink::Kind::kMemoryFile) &&
+        !spec_.sink.write) {
       return InternalError("a memory sink without a writer");
     }
     PR_ASSIGN_OR_RETURN(CodecChoice choice, ChooseCodec(spec_));
@@ -259,7 +262,7 @@ class StreamImpl final : public VideoStream {
         av_dict_set(&mux_opts, "movflags", "+faststart", 0);
         break;
       case Container::kMov:
-        if (spec_.sink.kind == Sink::Kind::kFile) {
+        if (whole_file) {
           av_dict_set(&mux_opts, "movflags", "+faststart", 0);
           break;
         }

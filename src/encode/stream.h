@@ -6,11 +6,12 @@
 // can number frames by the tick they belong to and leave gaps where it dropped some.
 //
 // Sinks: a file written under a hidden partial name and renamed by Finish() (a film is
-// either whole or absent); a file written in place as it grows (a live recording that stays
-// playable if the process is killed: fragmented MP4, Matroska, MPEG-TS, HLS); a URL handed to
-// libavformat's protocols (udp://, srt://, rtmp://); or a function that receives the muxed
-// bytes. Streams (everything but kFile) never get faststart, which would rewrite the file
-// at the end.
+// either whole or absent); the same file kept in memory (a capture service's clip); a file
+// written in place as it grows (a live recording that stays playable if the process is
+// killed: fragmented MP4, Matroska, MPEG-TS, HLS); a URL handed to libavformat's protocols
+// (udp://, srt://, rtmp://); or a function that receives the muxed bytes as they come.
+// Streams (everything but kFile and kMemoryFile) never get faststart, which would rewrite
+// the file at the end.
 //
 // One thread at a time; libx264 and libvpx run their own worker threads inside.
 #ifndef PAGEREEL_ENCODE_STREAM_H_
@@ -53,11 +54,13 @@ struct Sink {
     kFile,         // Written under a hidden partial name, renamed into place by Finish().
     kGrowingFile,  // Written in place as it goes (live recordings, HLS playlists).
     kUrl,          // udp://, srt://, rtmp:// ... through libavformat's protocols.
-    kMemory,       // Muxed bytes handed to `write`, on the writing thread.
+    kMemory,       // Muxed bytes handed to `write` as they come, on the writing thread.
+    kMemoryFile,   // A kFile held in memory (seekable, so the bytes are a file's): Finish()
+                   // hands the whole file to `write` once.
   };
   Kind kind = Kind::kFile;
   std::string target;  // Path or URL; for kMemory only a name for messages.
-  std::function<Status(std::span<const uint8_t>)> write;  // kMemory.
+  std::function<Status(std::span<const uint8_t>)> write;  // kMemory, kMemoryFile.
 };
 
 struct StreamSpec {

@@ -432,7 +432,7 @@ TEST_F(ControlServerTest, ProgramAndThumbnailsAreJpegsOfTheRightShape) {
   const HttpReply program = GetWithToken("/program.jpg");
   ASSERT_EQ(program.status, 200) << program.body;
   EXPECT_EQ(program.content_type, "image/jpeg");
-  Result<capture::Image> image = capture::DecodeJpeg(
+  Result<encode::Image> image = encode::DecodeJpeg(
       reinterpret_cast<const uint8_t*>(program.body.data()), program.body.size());
   ASSERT_TRUE(image.ok()) << image.status().ToString();
   EXPECT_EQ(image->width, 480);  // 960 halved: at most 640 wide.
@@ -446,7 +446,7 @@ TEST_F(ControlServerTest, ProgramAndThumbnailsAreJpegsOfTheRightShape) {
 
   const HttpReply thumbnail = GetWithToken("/sources/lower/thumbnail.jpg");
   ASSERT_EQ(thumbnail.status, 200) << thumbnail.body;
-  Result<capture::Image> thumb = capture::DecodeJpeg(
+  Result<encode::Image> thumb = encode::DecodeJpeg(
       reinterpret_cast<const uint8_t*>(thumbnail.body.data()), thumbnail.body.size());
   ASSERT_TRUE(thumb.ok()) << thumb.status().ToString();
   EXPECT_EQ(thumb->width, 320);
@@ -509,8 +509,8 @@ TEST_F(ControlServerTest, WebSocketPushesTheStatusAndAnswersCommands) {
 TEST_F(ControlServerTest, NavigateAndReloadChangeTheSourceInTheProgram) {
   const auto program_pixel = [] {
     const HttpReply reply = GetWithToken("/program.jpg");
-    Result<capture::Image> image =
-        capture::DecodeJpeg(reinterpret_cast<const uint8_t*>(reply.body.data()), reply.body.size());
+    Result<encode::Image> image =
+        encode::DecodeJpeg(reinterpret_cast<const uint8_t*>(reply.body.data()), reply.body.size());
     if (!image.ok()) return std::array<uint8_t, 3>{0, 0, 0};
     const uint8_t* p = image->pixel(400, 100);
     return std::array<uint8_t, 3>{p[0], p[1], p[2]};
@@ -707,8 +707,8 @@ TEST(ControlFormatTest, PreviewsShrinkByAWholeFactorOverTheirBackdrop) {
   }
   Result<std::string> jpeg = PreviewJpeg(picture, 640, Backdrop::kBlack);
   ASSERT_TRUE(jpeg.ok());
-  Result<capture::Image> image =
-      capture::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg->data()), jpeg->size());
+  Result<encode::Image> image =
+      encode::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg->data()), jpeg->size());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->width, 640);
   EXPECT_EQ(image->height, 360);
@@ -716,7 +716,7 @@ TEST(ControlFormatTest, PreviewsShrinkByAWholeFactorOverTheirBackdrop) {
   EXPECT_LT(image->pixel(100, 300)[0], 10);  // Black.
   jpeg = PreviewJpeg(picture, 320, Backdrop::kCheckerboard);
   ASSERT_TRUE(jpeg.ok());
-  image = capture::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg->data()), jpeg->size());
+  image = encode::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg->data()), jpeg->size());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->width, 320);
   EXPECT_GT(image->pixel(4, 170)[1], 130);  // Grey, not black.

@@ -1,18 +1,17 @@
 #include "render/renderer.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "base/bounded_queue.h"
+#include "base/mutex.h"
 #include "base/thread.h"
-#include "cdp/json_util.h"
 #include "encode/concat.h"
+#include "encode/film_writer.h"
 #include "render/segments.h"
 #include "render/work_dir.h"
 
@@ -33,21 +32,21 @@ constexpr size_t kWriterQueueFrames = 8;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::string KindName(encode::OutputKind kind) {
-  switch (kind) {
-    case encode::OutputKind::kMp4: return "mp4";
-    case encode::OutputKind::kMov: return "mov";
-    case encode::OutputKind::kWebm: return "webm";
-    case encode::OutputKind::kMkv: return "mkv";
-    case encode::OutputKind::kGif: return "gif";
-    case encode::OutputKind::kPngSequence: return "png";
-    case encode::OutputKind::kJpegSequence: return "jpg";
-  }
-  return "?";
-}
-
 std::string Range(int64_t first, int64_t end) {
   return "frames " + std::to_string(first) + "-" + std::to_string(end - 1);
+}
+
+// What each of the film's segments is (encode/concat.h says why a GIF's are another kind).
+encode::FilmSpec SegmentFilm(const RenderOptions& options) {
+  encode::FilmSpec film;
+  film.kind = encode::SegmentKind(options.kind);
+  film.width = options.page.width;
+  film.height = options.page.height;
+  film.fps = options.page.fps;
+  film.alpha = options.page.alpha;
+  film.quality = options.quality;
+  film.preset = options.preset;
+  return film;
 }
 
 std::string SegmentName(const Segment& s) {
@@ -87,18 +86,18 @@ class JumpCheck {
   int64_t frame() const { return frame_; }
 
   Verdict verdict() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return verdict_;
   }
 
   bool Wanted(Way way) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return verdict_ == Verdict::kUnknown && !frames_[Index(way)].has_value();
   }
 
   // Once per way; the run frame only when nobody will offer it along the way.
   bool Claim(Way way) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (verdict_ != Verdict::kUnknown || claimed_[Index(way)]) return false;
     if (way == Way::kRun && run_coming_) return false;
     claimed_[Index(way)] = true;
@@ -107,33 +106,33 @@ class JumpCheck {
 
   // A claim that could not be kept (the lane failed): someone else may try.
   void Unclaim(Way way) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     claimed_[Index(way)] = false;
     if (way == Way::kRun) run_coming_ = false;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   void Offer(Way way, const capture::EncodedFrame& frame) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::optional<std::string>& slot = frames_[Index(way)];
     if (verdict_ != Verdict::kUnknown || slot.has_value()) return;
     slot.emplace(frame.base64(), frame.length);
     if (frames_[0].has_value() && frames_[1].has_value()) {
       verdict_ = *frames_[0] == *frames_[1] ? Verdict::kAgree : Verdict::kDisagree;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   // Until there is a verdict, or `stop`. With `run_claimable`, returns kUnknown early when
   // the run frame is nobody's job any more, so the caller can claim it.
   Verdict Wait(const std::function<bool()>& stop) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     while (verdict_ == Verdict::kUnknown) {
       if (stop()) return Verdict::kUnknown;
       if (!run_coming_ && !claimed_[Index(Way::kRun)] && !frames_[Index(Way::kRun)]) {
         return Verdict::kUnknown;
       }
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      cv_.WaitFor(&mu_, std::chrono::milliseconds(100));
     }
     return verdict_;
   }
@@ -142,12 +141,12 @@ class JumpCheck {
   static size_t Index(Way way) { return static_cast<size_t>(way); }
 
   const int64_t frame_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool run_coming_;                             // Guarded by mu_.
-  bool claimed_[2] = {false, false};            // Guarded by mu_.
-  std::optional<std::string> frames_[2];        // Guarded by mu_. Base64 of each way's frame.
-  Verdict verdict_ = Verdict::kUnknown;         // Guarded by mu_.
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool run_coming_ GUARDED_BY(mu_);
+  bool claimed_[2] GUARDED_BY(mu_) = {false, false};
+  std::optional<std::string> frames_[2] GUARDED_BY(mu_);  // Base64 of each way's frame.
+  Verdict verdict_ GUARDED_BY(mu_) = Verdict::kUnknown;
 };
 
 class Run;
@@ -157,8 +156,8 @@ class Run;
 // in the work folder. Put() blocks while kWriterQueueFrames screenshots wait.
 class SegmentWriter {
  public:
-  // Opens the encoder on its own thread (x264's start-up stays off the lane's path).
-  SegmentWriter(Run& run, const Segment& segment, encode::EncoderOptions encoder_options,
+  // Opens the film writer on its own thread (x264's start-up stays off the lane's path).
+  SegmentWriter(Run& run, const Segment& segment, encode::FilmWriterOptions writer_options,
                 std::string reached_by);
   ~SegmentWriter();  // Abandons an unfinished segment (its partial file is removed).
 
@@ -169,14 +168,11 @@ class SegmentWriter {
 
  private:
   void Loop();
-  Result<std::unique_ptr<encode::PreparedFrame>> Prepare(const capture::EncodedFrame& frame,
-                                                         encode::Converter& converter);
 
   Run& run_;
   const Segment segment_;
   const std::string reached_by_;
-  const encode::EncoderOptions encoder_options_;
-  std::unique_ptr<encode::Encoder> encoder_;  // Only the writer's thread uses it.
+  const encode::FilmWriterOptions writer_options_;
   BoundedQueue<capture::EncodedFrame> queue_{kWriterQueueFrames};
   std::atomic<bool> closed_{false};
   std::jthread thread_;
@@ -212,14 +208,14 @@ class Run {
 
   void Fail(Status status) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (failure_.ok()) failure_ = std::move(status);
     }
     stopped_.store(true);
   }
 
   Status failure() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return failure_;
   }
 
@@ -232,7 +228,7 @@ class Run {
 
   // A writer's frame is written: progress, in whatever order segments advance.
   void FrameWritten() {
-    std::lock_guard lock(progress_mu_);
+    MutexLock lock(&progress_mu_);
     ++frames_written_;
     if (options_.on_progress) {
       options_.on_progress(Progress{frames_resumed_ + frames_written_, shard_frames_,
@@ -241,7 +237,7 @@ class Run {
   }
 
   void WriterDone(double decode_seconds, double encode_seconds, bool finished) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stats_.decode_seconds += decode_seconds;
     stats_.encode_seconds += encode_seconds;
     if (finished) ++stats_.segments_rendered;
@@ -264,7 +260,7 @@ class Run {
     writers.clear();  // Joins: finishes closed segments, abandons the rest.
     state.page.reset();
     state.browser.reset();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stats_.browser_seconds += Seconds(counters.busy);
     stats_.preroll_frames += counters.preroll_frames;
     stats_.preroll_seconds += Seconds(counters.preroll_busy);
@@ -278,13 +274,10 @@ class Run {
   // cancelled).
   bool RenderSegment(int lane, const Segment& segment, LaneState& state, LaneCounters& counters,
                      std::vector<std::unique_ptr<SegmentWriter>>& writers) {
-    encode::EncoderOptions encoder_options = options_.encoder;
-    encoder_options.path = SegmentOutputPath(segment);
-    encoder_options.width = options_.page.width;
-    encoder_options.height = options_.page.height;
-    encoder_options.fps = options_.page.fps;
-    encoder_options.alpha = options_.page.alpha;
-    if (work_dir_.film().output_kind == "png" || work_dir_.film().output_kind == "jpg") {
+    encode::FilmWriterOptions writer_options;
+    writer_options.film = SegmentFilm(options_);
+    writer_options.path = work_dir_.SegmentTarget(segment.index);
+    if (encode::IsSequence(writer_options.film.kind)) {
       std::error_code ec;
       fs::create_directories(work_dir_.SegmentPath(segment.index), ec);
     }
@@ -306,14 +299,13 @@ class Run {
       if (state.page && !CollectMessages(*state.page)) return false;
       if (frame.ok()) {
         if (!writer) {
-          writer = std::make_unique<SegmentWriter>(*this, segment, encoder_options, reached_by);
+          writer = std::make_unique<SegmentWriter>(*this, segment, writer_options, reached_by);
         }
         if (check_ && f == check_->frame() && !state.page->jumped()) {
           check_->Offer(JumpCheck::Way::kRun, *frame);
         }
         if (!writer->Put(std::move(frame).value())) return false;
         ++counters.frames;
-        if (options_.after_frame) options_.after_frame(lane, f, *state.browser);
         ++f;
         continue;
       }
@@ -338,14 +330,6 @@ class Run {
     writer->Close();
     writers.push_back(std::move(writer));
     return true;
-  }
-
-  std::string SegmentOutputPath(const Segment& segment) const {
-    std::string path = work_dir_.SegmentPath(segment.index);
-    const std::string& kind = work_dir_.film().output_kind;
-    if (kind == "png") return path + "/%06d.png";
-    if (kind == "jpg") return path + "/%06d.jpg";
-    return path;
   }
 
   // Makes sure the lane has a browser and a page no further than frame `f`.
@@ -512,7 +496,7 @@ class Run {
   }
 
   void NoteVerdict() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (verdict_noted_) return;
     verdict_noted_ = true;
     const std::string frame = "frame " + std::to_string(check_->frame());
@@ -529,7 +513,7 @@ class Run {
   bool CollectMessages(capture::Page& page) {
     std::vector<capture::PageMessage> messages = page.TakeMessages();
     if (messages.empty()) return true;
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     for (capture::PageMessage& m : messages) {
       std::string key = std::to_string(static_cast<int>(m.kind)) + '\n' + m.text + '\n' +
                         m.source + '\n' + std::to_string(m.frame);
@@ -564,6 +548,7 @@ class Run {
     if (options_.cancel != nullptr && options_.cancel->load()) {
       return CancelledError("render interrupted");
     }
+    MutexLock lock(&mu_);
     if (stats_.preroll.empty()) {
       if (stats_.jumps == 0 && stats_.preroll_frames == 0) {
         stats_.preroll = "none needed";
@@ -591,22 +576,22 @@ class Run {
   Clock::time_point start_;
   std::atomic<bool> stopped_{false};
 
-  std::mutex progress_mu_;
-  int64_t frames_written_ = 0;  // Guarded by progress_mu_.
+  Mutex progress_mu_;
+  int64_t frames_written_ GUARDED_BY(progress_mu_) = 0;
 
-  std::mutex mu_;
-  Status failure_;       // Guarded by mu_.
-  RenderStats stats_;    // Guarded by mu_ while threads run.
-  bool verdict_noted_ = false;  // Guarded by mu_.
-  std::set<std::string> seen_messages_;  // Guarded by mu_.
+  Mutex mu_;
+  Status failure_ GUARDED_BY(mu_);
+  RenderStats stats_ GUARDED_BY(mu_);
+  bool verdict_noted_ GUARDED_BY(mu_) = false;
+  std::set<std::string> seen_messages_ GUARDED_BY(mu_);
 };
 
 SegmentWriter::SegmentWriter(Run& run, const Segment& segment,
-                             encode::EncoderOptions encoder_options, std::string reached_by)
+                             encode::FilmWriterOptions writer_options, std::string reached_by)
     : run_(run),
       segment_(segment),
       reached_by_(std::move(reached_by)),
-      encoder_options_(std::move(encoder_options)),
+      writer_options_(std::move(writer_options)),
       thread_([this] { Loop(); }) {}
 
 SegmentWriter::~SegmentWriter() {
@@ -621,80 +606,35 @@ void SegmentWriter::Close() {
   queue_.Close();
 }
 
-// A screenshot, decoded and converted for the encoder. Films in yuv420p take the JPEG's
-// own YCbCr planes (encode/jpeg_yuv.h: half the CPU of decoding to RGBA and converting back,
-// measured in bench/decode_bench.cc); everything else goes through RGBA.
-Result<std::unique_ptr<encode::PreparedFrame>> SegmentWriter::Prepare(
-    const capture::EncodedFrame& frame, encode::Converter& converter) {
-  const RenderOptions& options = run_.options();
-  const std::string where = "frame " + std::to_string(frame.index);
-  if (frame.format == capture::ImageFormat::kJpeg && converter.AcceptsJpeg()) {
-    Result<std::vector<uint8_t>> bytes = capture::DecodeBase64(frame.base64(), frame.length);
-    if (!bytes.ok()) return bytes.status().WithContext(where);
-    Result<std::unique_ptr<encode::PreparedFrame>> prepared =
-        converter.ConvertJpeg(*bytes, options.page.width, options.page.height);
-    if (!prepared.ok()) return prepared.status().WithContext(where);
-    return prepared;
-  }
-  Result<capture::Image> image = capture::DecodeFrame(frame);
-  if (!image.ok()) return image.status().WithContext(where);
-  if (image->width != options.page.width || image->height != options.page.height) {
-    return InternalError(where + " came back " + std::to_string(image->width) + "x" +
-                         std::to_string(image->height));
-  }
-  Result<std::unique_ptr<encode::PreparedFrame>> prepared = converter.Convert(
-      encode::RgbaView{image->rgba.data(), image->width, image->height, image->width * 4});
-  if (!prepared.ok()) return prepared.status().WithContext(where);
-  return prepared;
-}
-
 void SegmentWriter::Loop() {
   SetCurrentThreadName("seg-" + std::to_string(segment_.index));
   const std::string where = SegmentName(segment_);
-  Result<std::unique_ptr<encode::Encoder>> opened = encode::Encoder::Open(encoder_options_);
+  Result<std::unique_ptr<encode::FilmWriter>> opened = encode::FilmWriter::Open(writer_options_);
   if (!opened.ok()) {
     run_.Fail(opened.status().WithContext(where));
     queue_.Close();
     run_.WriterDone(0, 0, false);
     return;
   }
-  encoder_ = std::move(opened).value();
-  std::unique_ptr<encode::Converter> converter = encoder_->NewConverter();
+  std::unique_ptr<encode::FilmWriter> writer = std::move(opened).value();
   Sha256 frames_sha;
-  Clock::duration decode{};
-  Clock::duration encode{};
-  int64_t written = 0;
-  auto fail = [&](const Status& s) {
-    run_.Fail(s);
-    queue_.Close();
-  };
+  Clock::duration hashing{};
   while (std::optional<capture::EncodedFrame> frame = queue_.Pop()) {
     if (run_.Stopped()) break;
-    Clock::time_point start = Clock::now();
-    const int64_t index = frame->index;
+    const Clock::time_point start = Clock::now();
     frames_sha.Update(frame->base64(), frame->length);
-    Result<std::unique_ptr<encode::PreparedFrame>> prepared = Prepare(*frame, *converter);
-    Clock::time_point converted = Clock::now();
-    decode += converted - start;
-    if (!prepared.ok()) {
-      fail(prepared.status());
+    hashing += Clock::now() - start;
+    Status written = writer->Write(frame->screenshot());
+    if (!written.ok()) {
+      run_.Fail(written.WithContext("frame " + std::to_string(frame->index)));
       break;
     }
-    Status status = encoder_->WritePrepared(std::move(prepared).value());
-    encode += Clock::now() - converted;
-    if (!status.ok()) {
-      fail(status.WithContext("writing frame " + std::to_string(index)));
-      break;
-    }
-    ++written;
     run_.FrameWritten();
   }
   queue_.Close();  // However the loop ended, the lane's next Put() fails instead of waiting.
   bool finished = false;
-  if (closed_.load() && written == segment_.frame_count && !run_.Stopped()) {
-    Clock::time_point start = Clock::now();
-    Status status = encoder_->Finish();
-    encode += Clock::now() - start;
+  if (closed_.load() && writer->frames() == segment_.frame_count && !run_.Stopped()) {
+    Status status = writer->Finish();
     SegmentRecord record;
     record.index = segment_.index;
     record.first_frame = segment_.first_frame;
@@ -724,15 +664,15 @@ void SegmentWriter::Loop() {
       run_.Fail(status.WithContext(where));
     }
   }
-  converter.reset();  // Before its encoder.
-  encoder_.reset();   // An unfinished encoder removes its partial file.
-  run_.WriterDone(Seconds(decode), Seconds(encode), finished);
+  const double decode = Seconds(writer->decode_time() + hashing);
+  const double encode = Seconds(writer->encode_time());
+  writer.reset();  // An unfinished writer removes its partial file.
+  run_.WriterDone(decode, encode, finished);
 }
 
 // What makes this film: everything that changes its segments.
 FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t segment_frames,
-                          const encode::OutputSpec& spec, capture::Page& page,
-                          browser::Browser& browser) {
+                          capture::Page& page, browser::Browser& browser) {
   FilmRecord film;
   film.url = options.page.url;
   film.page_files = HashLocalFiles(page.requested_urls());
@@ -742,21 +682,17 @@ FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t 
   film.frames = frames;
   film.segment_frames = segment_frames;
   film.alpha = options.page.alpha;
-  film.quality = options.encoder.quality;
-  film.output_kind = KindName(spec.kind);
-  encode::EncoderOptions described = options.encoder;
-  described.alpha = options.page.alpha;
-  film.encoder = encode::DescribeEncoder(described) + ", screenshots " +
+  film.quality = options.quality;
+  film.kind = options.kind;
+  encode::FilmSpec described = SegmentFilm(options);
+  described.kind = options.kind;
+  film.encoder = encode::DescribeFilm(described) + ", screenshots " +
                  (options.page.alpha ? std::string("PNG")
                                      : "JPEG q" + std::to_string(options.page.jpeg_quality));
   film.timezone = options.page.timezone;
   film.locale = options.page.locale;
   film.fonts = HashFontFiles();
-  Result<cdp::Message> version = browser.client().Call("Browser.getVersion");
-  if (version.ok()) {
-    Result<std::string> product = cdp::GetString(*version, {"result", "product"});
-    if (product.ok()) film.browser = *product;
-  }
+  film.browser = browser.product();
   return film;
 }
 
@@ -784,8 +720,6 @@ Result<RenderStats> Render(const RenderOptions& options) {
     return InvalidArgumentError("shard " + std::to_string(options.shard_index) + " of " +
                                 std::to_string(options.shard_count) + " does not exist");
   }
-  PR_ASSIGN_OR_RETURN(encode::OutputSpec spec,
-                      encode::InspectOutputPath(options.encoder.path, options.page.alpha));
   // The first lane opens the page before anything else starts, so a page that cannot load
   // fails fast with its own message, and its declared duration can size the film.
   LaneState first;
@@ -815,9 +749,9 @@ Result<RenderStats> Render(const RenderOptions& options) {
   const std::vector<Segment> plan = PlanSegments(frames, segment_frames);
   const std::vector<Segment> share = ShardSegments(plan, options.shard_index, options.shard_count);
   const std::string work_path =
-      options.work_dir.empty() ? DefaultWorkDir(options.encoder.path) : options.work_dir;
+      options.work_dir.empty() ? DefaultWorkDir(options.output) : options.work_dir;
   FilmRecord film =
-      MakeFilmRecord(options, frames, segment_frames, spec, *first.page, *first.browser);
+      MakeFilmRecord(options, frames, segment_frames, *first.page, *first.browser);
   PR_ASSIGN_OR_RETURN(
       WorkDir work_dir,
       WorkDir::Open(work_path, film, options.restart ? OnChange::kStartOver : OnChange::kRefuse));
@@ -876,7 +810,7 @@ Result<RenderStats> Render(const RenderOptions& options) {
 
   if (options.shard_count == 1) {
     Result<JoinStats> joined =
-        Join(work_path, options.encoder.path,
+        Join(work_path, options.output,
              options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove,
              /*verify_contents=*/false);
     if (!joined.ok()) return joined.status();
@@ -897,11 +831,12 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
   Clock::time_point start = Clock::now();
   PR_ASSIGN_OR_RETURN(WorkDir work_dir, WorkDir::OpenForJoin(work_path));
   const FilmRecord& film = work_dir.film();
-  Result<encode::OutputSpec> spec = encode::InspectOutputPath(output, film.alpha);
-  if (!spec.ok()) return spec.status();
-  if (KindName(spec->kind) != film.output_kind) {
-    return InvalidArgumentError("the segments in " + work_path + " were made for a ." +
-                                film.output_kind + " output; '" + output + "' is another kind");
+  PR_ASSIGN_OR_RETURN(encode::FilmKind kind, encode::FilmKindForPath(output, film.alpha));
+  if (kind != film.kind) {
+    return InvalidArgumentError("the segments in " + work_path + " were made for a " +
+                                std::string(encode::FilmKindName(film.kind)) + " film; '" +
+                                output + "' is a " + std::string(encode::FilmKindName(kind)) +
+                                " film");
   }
   std::vector<std::string> problems;
   std::vector<SegmentRecord> finished = work_dir.Finished(verify_contents, &problems);
@@ -919,10 +854,8 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
       if (missing_count <= 8) missing += (missing.empty() ? "" : ", ") + SegmentName(s);
       continue;
     }
-    std::string path = work_dir.SegmentPath(s.index);
-    if (film.output_kind == "png") path += "/%06d.png";
-    if (film.output_kind == "jpg") path += "/%06d.jpg";
-    files.push_back(encode::SegmentFile{path, s.first_frame, s.frame_count});
+    files.push_back(
+        encode::SegmentFile{work_dir.SegmentTarget(s.index), s.first_frame, s.frame_count});
   }
   if (missing_count > 0) {
     std::string damaged;
@@ -934,6 +867,7 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
         "; run the render (or the shards that own them) again to make them");
   }
   encode::JoinOptions join;
+  join.kind = film.kind;
   join.fps = film.fps;
   PR_RETURN_IF_ERROR(encode::JoinSegments(files, output, join));
   // The film is complete; a folder that cannot be removed only costs disk space.

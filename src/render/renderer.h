@@ -33,7 +33,7 @@
 #include "base/status.h"
 #include "browser/browser.h"
 #include "capture/page.h"
-#include "encode/encoder.h"
+#include "encode/film.h"
 
 namespace pagereel::render {
 
@@ -58,8 +58,12 @@ struct RenderOptions {
   // Stop the render when the page reports an error (an uncaught exception, a console
   // error, a file that failed to load); otherwise they are only counted in RenderStats.
   bool strict = false;
-  // Path and quality; size, rate and alpha are taken from `page`.
-  encode::EncoderOptions encoder;
+  // The film: its file (or image sequence pattern), its kind (encode::FilmKindForPath of
+  // it), quality 1-100 and x264 preset (empty: veryfast); size, rate and alpha are `page`'s.
+  std::string output;
+  encode::FilmKind kind = encode::FilmKind::kMp4;
+  int quality = 90;
+  std::string preset;
   int max_attempts_per_segment = 3;
   // Where segments are kept; empty: .NAME.pagereel beside the output.
   std::string work_dir;
@@ -79,8 +83,6 @@ struct RenderOptions {
   std::function<void(const Progress&)> on_progress;
   // Notes worth telling the user (a resumed render, a retry after a browser crash).
   std::function<void(const std::string&)> on_note;
-  // Test hook, called on a lane's thread after each frame it captured.
-  std::function<void(int lane, int64_t frame, browser::Browser& browser)> after_frame;
 };
 
 struct RenderStats {

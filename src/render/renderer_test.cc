@@ -28,7 +28,8 @@ class RendererTest : public ::testing::Test {
     o.page.width = 640;
     o.page.height = 360;
     o.page.fps = Rational{30, 1};
-    o.encoder.path = (dir_ / output).string();
+    o.output = (dir_ / output).string();
+    o.kind = encode::FilmKindForPath(o.output, false).value();
     o.segment_frames = 30;
     return o;
   }
@@ -36,6 +37,19 @@ class RendererTest : public ::testing::Test {
   static std::string Bytes(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // A progress callback that cancels the render once a segment is recorded as finished in
+  // `work_dir`, as a user's Ctrl-C part way through would.
+  static std::function<void(const Progress&)> CancelOnceASegmentIsFinished(
+      const std::string& work_dir, std::atomic<bool>& cancel) {
+    return [work_dir, &cancel](const Progress&) {
+      std::error_code ec;
+      for (const fs::directory_entry& e : fs::directory_iterator(work_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("seg-") && name.ends_with(".json")) cancel = true;
+      }
+    };
   }
 
   // Decodes `path` and checks it holds exactly the frames of `reference`.
@@ -137,27 +151,25 @@ TEST_F(RendererTest, AnInterruptedRenderResumesFromItsFinishedSegments) {
   options.frames = 90;
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
-  options.after_frame = [&](int, int64_t frame, browser::Browser&) {
-    if (frame == 50) cancel = true;
-  };
+  const std::string work = DefaultWorkDir(options.output);
+  options.on_progress = CancelOnceASegmentIsFinished(work, cancel);
   Result<RenderStats> stopped = Render(options);
   ASSERT_FALSE(stopped.ok());
   EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled);
   EXPECT_FALSE(fs::exists(dir_ / "resumed.mp4"));
-  const std::string work = DefaultWorkDir(options.encoder.path);
   ASSERT_TRUE(fs::exists(fs::path(work) / "seg-000000.json")) << work;
 
   RenderOptions changed = options;
   changed.cancel = nullptr;
-  changed.after_frame = nullptr;
-  changed.encoder.quality = 50;
+  changed.on_progress = nullptr;
+  changed.quality = 50;
   Result<RenderStats> refused = Render(changed);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("quality: was 90, now 50"), std::string_view::npos)
       << refused.status().ToString();
 
   cancel = false;
-  options.after_frame = nullptr;
+  options.on_progress = nullptr;
   std::vector<std::string> notes;
   options.on_note = [&](const std::string& note) { notes.push_back(note); };
   Result<RenderStats> resumed = Render(options);
@@ -228,12 +240,10 @@ TEST_F(RendererTest, AClockDrivenPageResumedOrShardedIsTheFilmOfOneLane) {
   options.lanes = 2;
   std::atomic<bool> cancel{false};
   options.cancel = &cancel;
-  options.after_frame = [&](int, int64_t frame, browser::Browser&) {
-    if (frame == 45) cancel = true;
-  };
+  options.on_progress = CancelOnceASegmentIsFinished(DefaultWorkDir(options.output), cancel);
   ASSERT_FALSE(Render(options).ok());
   cancel = false;
-  options.after_frame = nullptr;
+  options.on_progress = nullptr;
   Result<RenderStats> resumed = Render(options);
   ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
   EXPECT_GE(resumed->segments_resumed, 1);
@@ -317,9 +327,12 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   crashy.frames = 60;
   crashy.lanes = 2;
   std::atomic<bool> killed{false};
-  crashy.after_frame = [&](int, int64_t frame, browser::Browser& browser) {
-    // Kill a lane's browser in the middle of its first segment, once.
-    if (frame == 25 && !killed.exchange(true)) ::kill(browser.pid(), SIGKILL);
+  crashy.on_progress = [&](const Progress& p) {
+    // Kill a lane's browser once, a third of the way into the lanes' segments.
+    if (p.frames_done < 10 || killed.exchange(true)) return;
+    std::vector<pid_t> browsers = browser::LiveBrowserGroups();
+    ASSERT_EQ(browsers.size(), 2u);
+    ::kill(-browsers.front(), SIGKILL);
   };
   std::vector<std::string> notes;
   crashy.on_note = [&](const std::string& note) { notes.push_back(note); };
@@ -328,7 +341,7 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   EXPECT_TRUE(killed.load());
   EXPECT_EQ(b->retries, 1);
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("segment 0"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("retrying segment"), std::string::npos) << notes[0];
 
   Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
   Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);

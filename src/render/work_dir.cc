@@ -23,7 +23,8 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr int kManifestVersion = 1;
+// 2: the film's kind is stored by its name (encode::FilmKindName), not an extension.
+constexpr int kManifestVersion = 2;
 constexpr char kFilmFile[] = "film.json";
 
 json ToJson(const FilmRecord& f) {
@@ -37,7 +38,7 @@ json ToJson(const FilmRecord& f) {
           {"segment_frames", f.segment_frames},
           {"alpha", f.alpha},
           {"quality", f.quality},
-          {"output_kind", f.output_kind},
+          {"kind", encode::FilmKindName(f.kind)},
           {"encoder", f.encoder},
           {"timezone", f.timezone},
           {"locale", f.locale},
@@ -61,7 +62,9 @@ Result<FilmRecord> FilmFromJson(const json& j) {
   f.segment_frames = j.value("segment_frames", int64_t{0});
   f.alpha = j.value("alpha", false);
   f.quality = j.value("quality", 0);
-  f.output_kind = j.value("output_kind", "");
+  std::optional<encode::FilmKind> kind = encode::FilmKindNamed(j.value("kind", ""));
+  if (!kind) return FailedPreconditionError("names no kind of film pagereel makes");
+  f.kind = *kind;
   f.encoder = j.value("encoder", "");
   f.timezone = j.value("timezone", "");
   f.locale = j.value("locale", "");
@@ -267,12 +270,6 @@ Result<std::string> HashPath(const std::string& path) {
   return sha.Hex();
 }
 
-std::string SegmentExtension(const std::string& output_kind) {
-  if (output_kind == "gif") return "mkv";
-  if (output_kind == "png" || output_kind == "jpg") return "";
-  return output_kind;
-}
-
 Result<WorkDir> WorkDir::Open(const std::string& path, const FilmRecord& film,
                               OnChange on_change) {
   std::error_code ec;
@@ -331,8 +328,15 @@ Result<WorkDir> WorkDir::OpenForJoin(const std::string& path) {
 std::string WorkDir::SegmentFileName(int64_t index) const {
   char name[32];
   std::snprintf(name, sizeof name, "seg-%06lld", static_cast<long long>(index));
-  std::string ext = SegmentExtension(film_.output_kind);
-  return ext.empty() ? std::string(name) : std::string(name) + "." + ext;
+  const encode::FilmKind kind = encode::SegmentKind(film_.kind);
+  if (encode::IsSequence(kind)) return name;  // A folder of frames.
+  return std::string(name) + "." + std::string(encode::FileExtension(kind));
+}
+
+std::string WorkDir::SegmentTarget(int64_t index) const {
+  const encode::FilmKind kind = encode::SegmentKind(film_.kind);
+  if (!encode::IsSequence(kind)) return SegmentPath(index);
+  return SegmentPath(index) + "/%06d." + std::string(encode::FileExtension(kind));
 }
 
 std::string WorkDir::SegmentPath(int64_t index) const {

@@ -19,6 +19,7 @@
 
 #include "base/rational.h"
 #include "base/status.h"
+#include "encode/film.h"
 
 struct AVSHA;  // libavutil/sha.h
 
@@ -36,7 +37,7 @@ struct FilmRecord {
   int64_t segment_frames = 0;
   bool alpha = false;
   int quality = 0;
-  std::string output_kind;  // "mp4", "mov", "webm", "gif", "png", "jpg".
+  encode::FilmKind kind = encode::FilmKind::kMp4;
   std::string encoder;      // Codec and its settings, as encode describes them.
   std::string timezone;
   std::string locale;
@@ -99,9 +100,13 @@ class WorkDir {
   const std::string& path() const { return path_; }
   const FilmRecord& film() const { return film_; }
 
-  // Where segment `index`'s file goes: seg-NNNNNN.EXT (a folder for sequences).
+  // Where segment `index`'s file goes: seg-NNNNNN.EXT, the extension of the segments' kind
+  // (encode::SegmentKind); for sequences the folder seg-NNNNNN.
   std::string SegmentPath(int64_t index) const;
   std::string SegmentFileName(int64_t index) const;
+  // What the segment's writer is given: SegmentPath, or for sequences the pattern of the
+  // frames in its folder (seg-NNNNNN/%06d.png).
+  std::string SegmentTarget(int64_t index) const;
 
   // The segments recorded as finished whose files are still whole (size and, if
   // `verify_contents`, SHA-256 checked); a record whose file is gone or changed is dropped
@@ -119,10 +124,6 @@ class WorkDir {
   std::string path_;
   FilmRecord film_;
 };
-
-// The file extension segments of `output_kind` use ("mp4", "mov", "webm", "mkv" for GIF,
-// "" for sequences, which are folders).
-std::string SegmentExtension(const std::string& output_kind);
 
 }  // namespace pagereel::render
 

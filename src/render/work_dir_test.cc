@@ -22,7 +22,7 @@ FilmRecord Film() {
   f.frames = 90;
   f.segment_frames = 30;
   f.quality = 90;
-  f.output_kind = "mp4";
+  f.kind = encode::FilmKind::kMp4;
   f.encoder = "H.264";
   f.timezone = "UTC";
   f.locale = "en-US";

@@ -2,13 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <memory>
-#include <system_error>
 
-#include "capture/image.h"
-#include "encode/encoder.h"
+#include "encode/film_writer.h"
 
 namespace pagereel::serve {
 
@@ -20,16 +16,14 @@ std::chrono::milliseconds Since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
 }
 
-// Per ClipFormat, in its order: the file's extension (which picks the encoder) and the
-// answer's Content-Type.
-struct FormatNames {
-  const char* extension;
-  const char* content_type;
-};
-constexpr FormatNames kFormats[] = {
-    {".gif", "image/gif"}, {".mp4", "video/mp4"}, {".webm", "video/webm"}};
-
-const FormatNames& NamesOf(ClipFormat format) { return kFormats[static_cast<int>(format)]; }
+encode::FilmKind KindOf(ClipFormat format) {
+  switch (format) {
+    case ClipFormat::kGif: return encode::FilmKind::kGif;
+    case ClipFormat::kMp4: return encode::FilmKind::kMp4;
+    case ClipFormat::kWebm: return encode::FilmKind::kWebm;
+  }
+  return encode::FilmKind::kGif;
+}
 
 // How many frames to make, from what the client gave and what the page declared.
 Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, int width,
@@ -59,25 +53,19 @@ Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, i
   return std::max<int64_t>(frames, 1);
 }
 
-Result<std::string> ReadAndRemove(const std::string& path) {
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return InternalError("cannot read the finished clip " + path);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) return InternalError("cannot read the finished clip " + path);
-  }
-  std::error_code ignored;
-  std::filesystem::remove(path, ignored);
-  return bytes;
-}
-
 }  // namespace
 
-const char* ClipContentType(ClipFormat format) { return NamesOf(format).content_type; }
+const char* ClipContentType(ClipFormat format) {
+  switch (format) {
+    case ClipFormat::kGif: return "image/gif";
+    case ClipFormat::kMp4: return "video/mp4";
+    case ClipFormat::kWebm: return "video/webm";
+  }
+  return "application/octet-stream";
+}
 
 Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptions& page_options,
-                             const ClipOptions& clip, const std::filesystem::path& work_file,
+                             const ClipOptions& clip, const std::filesystem::path& scratch_dir,
                              Clock::time_point deadline, ClipReport* report) {
   ClipReport local;
   ClipReport& r = report != nullptr ? *report : local;
@@ -90,17 +78,17 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
   r.load = Since(load_start);
   PR_ASSIGN_OR_RETURN(int64_t frames, FrameCount(clip, *page, options.width, options.height));
 
-  std::filesystem::path path = work_file;
-  path.replace_extension(NamesOf(clip.format).extension);
-  encode::EncoderOptions encoder_options;
-  encoder_options.path = path.string();
-  encoder_options.width = options.width;
-  encoder_options.height = options.height;
-  encoder_options.fps = clip.fps;
-  encoder_options.alpha = clip.transparent;
-  encoder_options.quality = clip.quality;
-  PR_ASSIGN_OR_RETURN(std::unique_ptr<encode::Encoder> encoder,
-                      encode::Encoder::Open(encoder_options));
+  encode::FilmWriterOptions writer_options;
+  writer_options.film.kind = KindOf(clip.format);
+  writer_options.film.width = options.width;
+  writer_options.film.height = options.height;
+  writer_options.film.fps = clip.fps;
+  writer_options.film.alpha = clip.transparent;
+  writer_options.film.quality = clip.quality;
+  writer_options.to = encode::WriteTo::kMemory;
+  writer_options.scratch_dir = scratch_dir.string();
+  PR_ASSIGN_OR_RETURN(std::unique_ptr<encode::FilmWriter> writer,
+                      encode::FilmWriter::Open(writer_options));
 
   for (int64_t i = 0; i < frames; ++i) {
     if (Clock::now() >= deadline) {
@@ -116,19 +104,15 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
     PR_ASSIGN_OR_RETURN(capture::EncodedFrame frame, page->Capture(i));
     Clock::time_point encode_start = Clock::now();
     r.frames_time += std::chrono::duration_cast<std::chrono::milliseconds>(encode_start - frame_start);
-    PR_ASSIGN_OR_RETURN(capture::Image image, capture::DecodeFrame(frame));
-    PR_RETURN_IF_ERROR(encoder->Write({.data = image.rgba.data(),
-                                       .width = image.width,
-                                       .height = image.height,
-                                       .stride = image.width * 4}));
+    PR_RETURN_IF_ERROR(writer->Write(frame.screenshot()));
     r.encode += Since(encode_start);
     r.frames = i + 1;
   }
   page.reset();  // The browser context goes before the (possibly long) GIF palette pass.
   Clock::time_point finish_start = Clock::now();
-  PR_RETURN_IF_ERROR(encoder->Finish());
+  PR_RETURN_IF_ERROR(writer->Finish());
   r.encode += Since(finish_start);
-  return ReadAndRemove(encoder->final_path());
+  return writer->TakeBytes();
 }
 
 }  // namespace pagereel::serve

@@ -1,7 +1,8 @@
 // MakeClip: a short film of a page (GIF, MP4 or WebM) for the capture service, made the way
 // `pagereel render` makes films: capture::Page steps the page frame by frame on virtual
-// time (so the film does not depend on how busy the machine is) and encode::Encoder writes
-// it. The film is written to a file of the service's work folder, read back and removed.
+// time (so the film does not depend on how busy the machine is) and encode::FilmWriter
+// writes it, in memory (a GIF keeps its frames in an unnamed file of the scratch folder
+// between its two passes).
 //
 // Runs on the calling thread (a capture worker of the service, never an I/O thread):
 // decoding, colour conversion, GIF quantization and encoding included.
@@ -43,12 +44,10 @@ struct ClipReport {
   std::chrono::milliseconds encode{0};   // Decoding, conversion, encoding, Finish.
 };
 
-// The film's bytes. `work_file` is where the film is written while it is made (its
-// extension decides nothing: the format does); it is removed before returning. Fails
-// with kDeadlineExceeded when `deadline` passes first, kCancelled when
-// page.should_stop says so, and as capture::Page::Open does for a page that cannot load.
+// The film's bytes. Fails with kDeadlineExceeded when `deadline` passes first, kCancelled
+// when page.should_stop says so, and as capture::Page::Open does for a page that cannot load.
 Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptions& page,
-                             const ClipOptions& clip, const std::filesystem::path& work_file,
+                             const ClipOptions& clip, const std::filesystem::path& scratch_dir,
                              std::chrono::steady_clock::time_point deadline, ClipReport* report);
 
 // "image/gif", "video/mp4", "video/webm".

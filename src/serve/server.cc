@@ -125,7 +125,6 @@ struct Server::Impl {
   std::mutex log_mu;
   std::filesystem::path work_dir;  // GIFs and clips while they are made.
   bool own_work_dir = false;       // Made by Start(), removed by Shutdown().
-  std::atomic<uint64_t> clips_made{0};
 
   Impl(ServeOptions o, egress::Policy p)
       : options(std::move(o)), policy(std::move(p)), pool(options.pool),
@@ -418,10 +417,8 @@ class Session : public std::enable_shared_from_this<Session> {
       page.context = request.page.context;
       page.should_stop = request.page.should_stop;
       page.name = request.page.html.empty() ? "" : "(the posted HTML)";
-      std::filesystem::path file =
-          server.work_dir / ("clip-" + std::to_string(server.clips_made.fetch_add(1)));
       ClipReport report;
-      Result<std::string> film = MakeClip(lease->browser(), page, request.clip, file,
+      Result<std::string> film = MakeClip(lease->browser(), page, request.clip, server.work_dir,
                                           start + request.page.timeout, &report);
       log["frames"] = report.frames;
       log["load_ms"] = report.load.count();

@@ -97,8 +97,8 @@ TEST_F(ServeTest, EveryRouteAndTypeAnswersWhatItSays) {
   Reply png = Get(port_, "/v1/screenshot?url=" + url + "&width=400&height=300");
   ASSERT_EQ(png.status, 200) << png.body << png.error;
   EXPECT_EQ(png.content_type, "image/png");
-  Result<capture::Image> image =
-      capture::DecodePng(reinterpret_cast<const uint8_t*>(png.body.data()), png.body.size());
+  Result<encode::Image> image =
+      encode::DecodePng(reinterpret_cast<const uint8_t*>(png.body.data()), png.body.size());
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->width, 400);
   EXPECT_EQ(image->height, 300);
@@ -108,8 +108,8 @@ TEST_F(ServeTest, EveryRouteAndTypeAnswersWhatItSays) {
   ASSERT_EQ(jpeg.status, 200) << jpeg.body;
   EXPECT_EQ(jpeg.content_type, "image/jpeg");
   EXPECT_EQ(jpeg.body.substr(0, 3), "\xFF\xD8\xFF");
-  Result<capture::Image> decoded =
-      capture::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg.body.data()), jpeg.body.size());
+  Result<encode::Image> decoded =
+      encode::DecodeJpeg(reinterpret_cast<const uint8_t*>(jpeg.body.data()), jpeg.body.size());
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->width, 1280);
 
