@@ -12,6 +12,8 @@ fi
 packages=(
   # Toolchain.
   build-essential cmake ninja-build ccache pkg-config git
+  # clang builds the thread-safety preset (its analysis checks the GUARDED_BY annotations).
+  clang
   # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell),
   # and its fonts: films must not depend on the machine, and the development machines' image
   # has DejaVu's extra faces (italic, condensed) too, so every machine gets them.
@@ -19,8 +21,8 @@ packages=(
   # Encoding, image decode.
   libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libspng-dev
-  # Parsing, CLI, logging, HTTP.
-  libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libboost1.81-dev
+  # Parsing, CLI, text formatting, HTTP.
+  libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost1.81-dev
   # Show files of `pagereel live` (TOML).
   libtomlplusplus-dev
   # Tests and benchmarks.

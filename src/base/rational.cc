@@ -88,13 +88,6 @@ Result<Rational> ParseFrameRate(std::string_view text) {
   return rate;
 }
 
-std::chrono::microseconds FrameTime(int64_t index, Rational rate) {
-  // index * den * 1e6 / num, rounded half up; Int128 keeps the product exact.
-  Int128 numer = static_cast<Int128>(index) * rate.den * 1'000'000;
-  Int128 q = (2 * numer + rate.num) / (2 * static_cast<Int128>(rate.num));
-  return std::chrono::microseconds(static_cast<int64_t>(q));
-}
-
 int64_t FrameTimeMillis(int64_t index, Rational rate) {
   if (index <= 0) return 0;
   // index * 1000 / fps as numer / denom, with fps the rate pages are assumed to use.

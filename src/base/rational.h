@@ -6,7 +6,6 @@
 #ifndef PAGEREEL_BASE_RATIONAL_H_
 #define PAGEREEL_BASE_RATIONAL_H_
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,10 +32,6 @@ struct Rational {
 // "12.5" (25/2), or "30000/1001". Rejects zero, negatives, and rates above 1000 fps with a
 // message naming the text.
 Result<Rational> ParseFrameRate(std::string_view text);
-
-// Time of frame `index` at `rate`, in microseconds, rounded to the nearest microsecond.
-// Exact for any film shorter than a few thousand years.
-std::chrono::microseconds FrameTime(int64_t index, Rational rate);
 
 // The time pages read at frame `index`, in whole milliseconds (the resolution pagereel
 // presents time to pages at): 0 for frame 0, then the first whole millisecond after the

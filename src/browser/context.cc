@@ -28,7 +28,7 @@ BrowserContext::~BrowserContext() { Close(); }
 
 Result<Target> BrowserContext::CreateTarget(const TargetOptions& options) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return FailedPreconditionError("the browser context is closed");
   }
   cdp::Client& client = browser_.client();
@@ -41,7 +41,7 @@ Result<Target> BrowserContext::CreateTarget(const TargetOptions& options) {
   Target target;
   PR_ASSIGN_OR_RETURN(target.target_id, cdp::GetString(created, {"result", "targetId"}));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     targets_.push_back(target.target_id);
   }
   PR_ASSIGN_OR_RETURN(
@@ -55,7 +55,7 @@ Result<Target> BrowserContext::CreateTarget(const TargetOptions& options) {
 void BrowserContext::Close() {
   std::vector<std::string> targets;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     closed_ = true;
     targets.swap(targets_);

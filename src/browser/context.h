@@ -15,10 +15,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "browser/browser.h"
 
@@ -77,9 +77,9 @@ class BrowserContext {
   const std::string id_;
   const ContextOptions options_;
 
-  std::mutex mu_;
-  std::vector<std::string> targets_;  // Guarded by mu_.
-  bool closed_ = false;               // Guarded by mu_.
+  Mutex mu_;
+  std::vector<std::string> targets_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 
   static std::atomic<int64_t> open_count_;
 };

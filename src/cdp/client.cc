@@ -10,15 +10,15 @@ namespace pagereel::cdp {
 
 struct Client::Pending {
   std::string method;
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<Result<Message>> reply;  // Guarded by mu.
+  Mutex mu;
+  CondVar cv;
+  std::optional<Result<Message>> reply GUARDED_BY(mu);
 };
 
 struct EventWaiter::State {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<Result<Event>> event;  // Guarded by mu.
+  Mutex mu;
+  CondVar cv;
+  std::optional<Result<Event>> event GUARDED_BY(mu);
   std::string method;
 };
 
@@ -71,13 +71,17 @@ EventWaiter::~EventWaiter() {
 }
 
 Result<Event> EventWaiter::Wait(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(state_->mu);
-  if (!state_->cv.wait_for(lock, timeout, [&] { return state_->event.has_value(); })) {
-    return DeadlineExceededError("no " + state_->method + " event within " +
-                                 std::to_string(timeout.count()) + " ms");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  State& state = *state_;
+  MutexLock lock(&state.mu);
+  while (!state.event.has_value()) {
+    if (!state.cv.WaitUntil(&state.mu, deadline) && !state.event.has_value()) {
+      return DeadlineExceededError("no " + state.method + " event within " +
+                                   std::to_string(timeout.count()) + " ms");
+    }
   }
-  Result<Event> out = std::move(*state_->event);
-  state_->event.reset();
+  Result<Event> out = std::move(*state.event);
+  state.event.reset();
   return out;
 }
 
@@ -99,7 +103,7 @@ void Client::Close() {
 }
 
 Status Client::connection_status() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return closed_;
 }
 
@@ -109,7 +113,7 @@ Result<Message> Client::Call(std::string_view method, std::string_view params_js
   pending->method = std::string(method);
   int64_t id = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (is_closed_) return closed_.WithContext(std::string(method));
     id = next_id_++;
     pending_[id] = pending;
@@ -126,20 +130,23 @@ Result<Message> Client::Call(std::string_view method, std::string_view params_js
   }
   text += "}";
   if (Status sent = transport_->Send(text); !sent.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     pending_.erase(id);
     return sent.WithContext("sending " + std::string(method));
   }
 
-  std::unique_lock lock(pending->mu);
-  if (!pending->cv.wait_for(lock, timeout, [&] { return pending->reply.has_value(); })) {
-    lock.unlock();
-    std::lock_guard map_lock(mu_);
-    pending_.erase(id);
-    return DeadlineExceededError("DevTools call " + std::string(method) + " got no reply within " +
-                                 std::to_string(timeout.count()) + " ms");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  {
+    MutexLock lock(&pending->mu);
+    while (!pending->reply.has_value()) {
+      if (!pending->cv.WaitUntil(&pending->mu, deadline) && !pending->reply.has_value()) break;
+    }
+    if (pending->reply.has_value()) return std::move(*pending->reply);
   }
-  return std::move(*pending->reply);
+  MutexLock map_lock(&mu_);
+  pending_.erase(id);
+  return DeadlineExceededError("DevTools call " + std::string(method) + " got no reply within " +
+                               std::to_string(timeout.count()) + " ms");
 }
 
 EventWaiter Client::Expect(std::string method, std::string session_id) {
@@ -148,17 +155,17 @@ EventWaiter Client::Expect(std::string method, std::string session_id) {
   std::weak_ptr<EventWaiter::State> weak = state;
   uint64_t id = Subscribe(std::move(method), std::move(session_id), [weak](const Event& event) {
     if (auto s = weak.lock()) {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(&s->mu);
       if (!s->event.has_value()) s->event = event;
-      s->cv.notify_all();
+      s->cv.SignalAll();
     }
   });
   {
     // If the connection is already gone, the waiter fails at once rather than timing out.
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     waiters_[id] = state;
     if (is_closed_) {
-      std::lock_guard state_lock(state->mu);
+      MutexLock state_lock(&state->mu);
       state->event = Result<Event>(closed_);
     }
   }
@@ -166,7 +173,7 @@ EventWaiter Client::Expect(std::string method, std::string session_id) {
 }
 
 uint64_t Client::Subscribe(std::string method, std::string session_id, EventHandler handler) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t id = next_subscription_++;
   subscriptions_[id] = std::make_shared<const Subscription>(
       Subscription{std::move(method), std::move(session_id), std::move(handler)});
@@ -174,11 +181,11 @@ uint64_t Client::Subscribe(std::string method, std::string session_id, EventHand
 }
 
 void Client::Unsubscribe(uint64_t id) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   subscriptions_.erase(id);
   waiters_.erase(id);
   if (std::this_thread::get_id() == reader_.get_id()) return;  // A handler unsubscribing.
-  handler_done_.wait(lock, [&] { return running_subscription_ != id; });
+  while (running_subscription_ == id) handler_done_.Wait(&mu_);
 }
 
 void Client::ReadLoop() {
@@ -230,19 +237,19 @@ void Client::Dispatch(std::string json) {
   if (id >= 0) {
     std::shared_ptr<Pending> pending;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       auto it = pending_.find(id);
       if (it == pending_.end()) return;  // The caller gave up waiting.
       pending = std::move(it->second);
       pending_.erase(it);  // Erased before the waiter runs, so it cannot be found twice.
     }
-    std::lock_guard lock(pending->mu);
+    MutexLock lock(&pending->mu);
     if (is_error) {
       pending->reply = Result<Message>(ProtocolError(pending->method, json));
     } else {
       pending->reply = Message{std::move(json)};
     }
-    pending->cv.notify_all();
+    pending->cv.SignalAll();
     return;
   }
   if (method.empty()) return;
@@ -252,7 +259,7 @@ void Client::Dispatch(std::string json) {
   // Collect the matching handlers first: a handler may subscribe or unsubscribe.
   std::vector<std::pair<uint64_t, std::shared_ptr<const Subscription>>> targets;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [sid, sub] : subscriptions_) {
       if (sub->session_id == event.session_id &&
           (sub->method.empty() || sub->method == event.method)) {
@@ -264,16 +271,16 @@ void Client::Dispatch(std::string json) {
     {
       // Unsubscribed since it was collected (by another thread, or an earlier handler):
       // it must not run any more.
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (!subscriptions_.contains(sid)) continue;
       running_subscription_ = sid;
     }
     sub->handler(event);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       running_subscription_ = 0;
     }
-    handler_done_.notify_all();
+    handler_done_.SignalAll();
   }
 }
 
@@ -281,7 +288,7 @@ void Client::FailAll(const Status& status) {
   std::map<int64_t, std::shared_ptr<Pending>> pending;
   std::vector<std::weak_ptr<EventWaiter::State>> waiters;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (is_closed_) return;
     is_closed_ = true;
     closed_ = status;
@@ -289,16 +296,16 @@ void Client::FailAll(const Status& status) {
     for (const auto& [id, state] : waiters_) waiters.push_back(state);
   }
   for (auto& [id, p] : pending) {
-    std::lock_guard lock(p->mu);
+    MutexLock lock(&p->mu);
     p->reply = Result<Message>(status.WithContext(p->method));
-    p->cv.notify_all();
+    p->cv.SignalAll();
   }
   // Event waiters fail at once instead of running into their timeouts.
   for (const auto& weak : waiters) {
     if (auto state = weak.lock()) {
-      std::lock_guard lock(state->mu);
+      MutexLock lock(&state->mu);
       if (!state->event.has_value()) state->event = Result<Event>(status);
-      state->cv.notify_all();
+      state->cv.SignalAll();
     }
   }
 }

@@ -18,25 +18,24 @@
 #define PAGEREEL_CDP_CLIENT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "cdp/transport.h"
 
 namespace pagereel::cdp {
 
 // A whole received message (reply or event), kept as the raw JSON text with parser padding.
-// Parse it with the helpers in cdp/json.h.
+// Parse it with the helpers in cdp/json_util.h.
 struct Message {
   std::string json;
 };
@@ -114,22 +113,22 @@ class Client {
   };
 
   void ReadLoop();
-  void Dispatch(std::string json);
-  void FailAll(const Status& status);
+  void Dispatch(std::string json) EXCLUDES(mu_);
+  void FailAll(const Status& status) EXCLUDES(mu_);
 
   // Constant after construction.
   std::unique_ptr<Transport> transport_;
 
-  mutable std::mutex mu_;
-  int64_t next_id_ = 1;                                    // Guarded by mu_.
-  std::map<int64_t, std::shared_ptr<Pending>> pending_;    // Guarded by mu_.
-  uint64_t next_subscription_ = 1;                         // Guarded by mu_.
-  std::map<uint64_t, std::shared_ptr<const Subscription>> subscriptions_;  // Guarded by mu_.
-  std::map<uint64_t, std::weak_ptr<EventWaiter::State>> waiters_;  // Guarded by mu_.
-  uint64_t running_subscription_ = 0;  // Guarded by mu_. The handler the reader is in.
-  std::condition_variable handler_done_;  // Signalled when running_subscription_ clears.
-  Status closed_;                                          // Guarded by mu_.
-  bool is_closed_ = false;                                 // Guarded by mu_.
+  mutable Mutex mu_;
+  int64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::map<int64_t, std::shared_ptr<Pending>> pending_ GUARDED_BY(mu_);
+  uint64_t next_subscription_ GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, std::shared_ptr<const Subscription>> subscriptions_ GUARDED_BY(mu_);
+  std::map<uint64_t, std::weak_ptr<EventWaiter::State>> waiters_ GUARDED_BY(mu_);
+  uint64_t running_subscription_ GUARDED_BY(mu_) = 0;  // The handler the reader is in.
+  CondVar handler_done_;  // Signalled when running_subscription_ clears.
+  Status closed_ GUARDED_BY(mu_);
+  bool is_closed_ GUARDED_BY(mu_) = false;
 
   std::jthread reader_;  // Last: started after everything it uses exists.
 };

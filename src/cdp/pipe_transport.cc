@@ -41,7 +41,7 @@ PipeTransport::PipeTransport(UniqueFd to_browser, UniqueFd from_browser)
 PipeTransport::~PipeTransport() = default;
 
 Status PipeTransport::Send(std::string_view message) {
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(&send_mu_);
   if (closed_ || !to_browser_.valid()) return CancelledError("DevTools pipe is closed");
   // The NUL terminator travels with the message in one buffer: the browser must never see
   // a message without its terminator, even if we are interrupted between writes.
@@ -110,7 +110,7 @@ void PipeTransport::Close() {
     char byte = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_write_.get(), &byte, 1);
   }
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(&send_mu_);
   to_browser_.reset();
 }
 

@@ -5,9 +5,9 @@
 #define PAGEREEL_CDP_PIPE_TRANSPORT_H_
 
 #include <atomic>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/unique_fd.h"
 #include "cdp/transport.h"
 
@@ -24,8 +24,8 @@ class PipeTransport final : public Transport {
   void Close() override;
 
  private:
-  std::mutex send_mu_;
-  UniqueFd to_browser_;  // Guarded by send_mu_.
+  Mutex send_mu_;
+  UniqueFd to_browser_ GUARDED_BY(send_mu_);
 
   // Used only by the receiving thread.
   UniqueFd from_browser_;

@@ -24,7 +24,7 @@
 
 #include "base/thread.h"
 #include "live/operator_page.h"
-#include "probe/proc_readers.h"
+#include "base/pressure.h"
 
 namespace pagereel::live {
 
@@ -166,7 +166,7 @@ std::string RedactTarget(const std::string& target) {
 
 json PressureJson(std::string_view text) {
   if (text.empty()) return nullptr;
-  Result<probe::Pressure> p = probe::ParsePressure(text);
+  Result<Pressure> p = ParsePressure(text);
   if (!p.ok()) return nullptr;
   json j = {{"cpuSomeAvg10", p->some.avg10},
             {"cpuSomeAvg60", p->some.avg60},
@@ -615,7 +615,7 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   }
 
   if (!pressure_text.empty()) {
-    if (Result<probe::Pressure> psi = probe::ParsePressure(pressure_text); psi.ok()) {
+    if (Result<Pressure> psi = ParsePressure(pressure_text); psi.ok()) {
       p.Family("pagereel_live_cpu_pressure_avg10_percent", "gauge",
                "CPU pressure (PSI) over the last 10 s: time some (or all) runnable tasks waited "
                "for a CPU.");

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "base/bounded_queue.h"
+#include "base/mutex.h"
 #include "base/thread.h"
 #include "browser/browser.h"
 #include "capture/image.h"
@@ -20,7 +20,7 @@
 #include "live/compositor.h"
 #include "live/frame_slot.h"
 #include "live/tick_schedule.h"
-#include "probe/clock_probe.h"
+#include "base/tick_clock.h"
 
 namespace pagereel::live {
 
@@ -30,7 +30,8 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 // The longest one beginFrame may take before the source's browser is judged hung and
-// replaced. A healthy 1080p frame takes 30-80 ms here (DESIGN.md).
+// replaced. A healthy 1080p frame takes 30-80 ms here (a beginFrame with a JPEG screenshot
+// 30 ms, with a fast PNG 80 ms: docs/architecture.md).
 constexpr milliseconds kHangTimeout{3'000};
 // Waits between attempts to relaunch a browser or reopen an output: doubled each time.
 constexpr milliseconds kFirstBackoff{250};
@@ -68,14 +69,14 @@ class MicrosHistogram {
  public:
   void Add(int64_t ns) {
     const int64_t us = std::max<int64_t>(0, ns / 1000);
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     counts_[static_cast<size_t>(std::min<int64_t>(us, kBuckets - 1))]++;
     total_++;
     max_us_ = std::max(max_us_, static_cast<double>(ns) / 1000.0);
   }
   // q in [0, 1]: the smallest bucket at or above which a fraction q of the values lie.
   double Quantile(double q) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (total_ == 0) return 0;
     const auto rank = static_cast<int64_t>(std::ceil(q * static_cast<double>(total_)));
     int64_t seen = 0;
@@ -86,39 +87,38 @@ class MicrosHistogram {
     return max_us_;
   }
   double Max() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return max_us_;
   }
 
  private:
   static constexpr int64_t kBuckets = 100'000;
-  mutable std::mutex mu_;
-  std::vector<int64_t> counts_ = std::vector<int64_t>(kBuckets, 0);
-  int64_t total_ = 0;
-  double max_us_ = 0;
+  mutable Mutex mu_;
+  std::vector<int64_t> counts_ GUARDED_BY(mu_) = std::vector<int64_t>(kBuckets, 0);
+  int64_t total_ GUARDED_BY(mu_) = 0;
+  double max_us_ GUARDED_BY(mu_) = 0;
 };
 
 // The as-run log: one line per event, with the wall time and the tick it took effect on.
 class AsRunLog {
  public:
-  explicit AsRunLog(const std::string& path) {
-    if (!path.empty()) file_ = std::fopen(path.c_str(), "a");
-  }
+  explicit AsRunLog(const std::string& path)
+      : file_(path.empty() ? nullptr : std::fopen(path.c_str(), "a")) {}
   ~AsRunLog() {
     if (file_ != nullptr) std::fclose(file_);
   }
   bool ok() const { return file_ != nullptr; }
   void Line(int64_t tick, const std::string& text) {
     if (file_ == nullptr) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     std::fprintf(file_, "%s tick=%lld %s\n", UtcStamp().c_str(), static_cast<long long>(tick),
                  text.c_str());
     std::fflush(file_);
   }
 
  private:
-  std::mutex mu_;
-  std::FILE* file_ = nullptr;
+  Mutex mu_;  // One line at a time.
+  std::FILE* const file_ = nullptr;
 };
 
 struct Tick {
@@ -144,16 +144,18 @@ struct Source {
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
   MicrosHistogram begin_offset;  // When its beginFrame was sent, after its tick's instant.
 
+  Mutex mu;
   // Visibility as the compositor applies it: the opacity multiplier moves towards `target`
-  // by `step` each tick (a fade), or jumps (a cut). Guarded by mu.
-  std::mutex mu;
-  double level = 1;
-  double target = 1;
-  double step = 1;
-  std::string last_error;
-  std::shared_ptr<const Picture> latest;  // For thumbnails.
-  std::string current_url;                // What a restart reloads (after Navigate, the new page).
-  std::vector<std::string> calls;         // Template calls since it was loaded, for a restart.
+  // by `step` each tick (a fade), or jumps (a cut).
+  double level GUARDED_BY(mu) = 1;
+  double target GUARDED_BY(mu) = 1;
+  double step GUARDED_BY(mu) = 1;
+  std::string last_error GUARDED_BY(mu);
+  std::shared_ptr<const Picture> latest GUARDED_BY(mu);  // For thumbnails.
+  // What a restart reloads (after Navigate, the new page).
+  std::string current_url GUARDED_BY(mu);
+  // Template calls since it was loaded, for a restart.
+  std::vector<std::string> calls GUARDED_BY(mu);
 };
 
 // One output: its queue, thread and counters.
@@ -165,8 +167,8 @@ struct Output {
   std::atomic<int64_t> bytes{0};
   std::atomic<int64_t> reconnects{0};
   std::atomic<bool> connected{false};
-  std::mutex mu;
-  std::string last_error;  // Guarded by mu.
+  Mutex mu;
+  std::string last_error GUARDED_BY(mu);
   Status final_status;     // Set by the output's thread when it ends.
   std::atomic<bool> done{false};
   std::atomic<bool> connecting{false};  // Opening its sink (an SRT listener waits here).
@@ -177,7 +179,7 @@ struct Output {
 
 class Engine::Impl {
  public:
-  Impl(const ShowSpec& show, probe::TickClock& clock)
+  Impl(const ShowSpec& show, TickClock& clock)
       : show_(show), clock_(clock), as_run_(show.as_run_log) {}
 
   ~Impl() { Shutdown(); }
@@ -186,13 +188,13 @@ class Engine::Impl {
   Status Run(int64_t ticks, const std::atomic<bool>* stop);
   ShowStatus CurrentStatus() const;
   std::shared_ptr<const Picture> Program() const {
-    std::lock_guard lock(program_mu_);
+    MutexLock lock(&program_mu_);
     return program_;
   }
   std::shared_ptr<const Picture> SourcePicture(const std::string& id) {
     Source* s = SourceOf(id);
     if (s == nullptr) return nullptr;
-    std::lock_guard lock(s->mu);
+    MutexLock lock(&s->mu);
     return s->latest;
   }
   Status SetVisible(const std::string& id, bool visible, int fade_frames);
@@ -205,12 +207,12 @@ class Engine::Impl {
     int index = 0;
     nanoseconds phase_offset{0};
     std::vector<Source*> sources;
-    // Replaced only by the worker's thread, under page_mu; control calls copy the pointers
-    // under page_mu and call the page without it, so a slow template call never holds up
+    // Replaced only by the worker's thread; everyone (the worker too) copies the pointers
+    // under page_mu and calls the page without it, so a slow template call never holds up
     // the worker's frames (the browser lets one beginFrame run at a time on its own).
-    std::mutex page_mu;
-    std::shared_ptr<browser::Browser> browser;
-    std::vector<std::shared_ptr<capture::LivePage>> pages;
+    Mutex page_mu;
+    std::shared_ptr<browser::Browser> browser GUARDED_BY(page_mu);
+    std::vector<std::shared_ptr<capture::LivePage>> pages GUARDED_BY(page_mu);
     std::jthread thread;
   };
 
@@ -218,9 +220,16 @@ class Engine::Impl {
   nanoseconds Period() const { return nanoseconds(schedule_.period_ns().num / schedule_.period_ns().den); }
   int64_t CurrentTick() const { return ticks_made_.load(); }
 
+  // The pointers a worker's pages are reached by, copied from under its page_mu.
+  struct WorkerPages {
+    std::shared_ptr<browser::Browser> browser;
+    std::vector<std::shared_ptr<capture::LivePage>> pages;
+  };
+  static WorkerPages PagesOf(Worker& w) EXCLUDES(w.page_mu);
+
   Status LaunchWorker(Worker& w);
   void WorkerLoop(Worker& w, std::stop_token stop);
-  Status DrawSources(Worker& w, int64_t n);
+  Status DrawSources(Worker& w, const WorkerPages& current, int64_t n);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
   void OutputLoop(Output& out);
@@ -238,11 +247,11 @@ class Engine::Impl {
   // After a restart: waits for the pages to load (the sources keep their last pictures
   // meanwhile), then replays the template calls each source had received since its page
   // was loaded, so a lower third comes back as it was.
-  void RestoreState(Worker& w);
+  void RestoreState(Worker& w, const WorkerPages& current);
 
   // Constant after Start().
   const ShowSpec show_;
-  probe::TickClock& clock_;
+  TickClock& clock_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Output>> outputs_;
@@ -256,14 +265,18 @@ class Engine::Impl {
   std::atomic<int64_t> late_{0};
   MicrosHistogram phase_;
   MicrosHistogram mix_;
-  mutable std::mutex scheduling_mu_;
-  std::string scheduling_ = "SCHED_OTHER, not pinned";  // Guarded by scheduling_mu_.
+  mutable Mutex scheduling_mu_;
+  std::string scheduling_ GUARDED_BY(scheduling_mu_) = "SCHED_OTHER, not pinned";
 
-
-  mutable std::mutex program_mu_;
-  std::shared_ptr<const Picture> program_;  // Guarded by program_mu_.
+  mutable Mutex program_mu_;
+  std::shared_ptr<const Picture> program_ GUARDED_BY(program_mu_);
 
 };
+
+Engine::Impl::WorkerPages Engine::Impl::PagesOf(Worker& w) {
+  MutexLock lock(&w.page_mu);
+  return WorkerPages{w.browser, w.pages};
+}
 
 Status Engine::Impl::LaunchWorker(Worker& w) {
   browser::LaunchOptions launch;
@@ -276,7 +289,7 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   for (Source* s : w.sources) {
     capture::LivePageOptions options;
     {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(&s->mu);
       options.url = s->current_url;
     }
     options.width = s->spec.width > 0 ? s->spec.width : show_.width;
@@ -292,7 +305,7 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
     pages.push_back(std::move(page).value());
   }
   for (Source* s : w.sources) s->browser_pid = browser->pid();
-  std::lock_guard lock(w.page_mu);
+  MutexLock lock(&w.page_mu);
   w.pages = std::move(pages);
   w.browser = std::move(browser);
   return Status::Ok();
@@ -312,8 +325,11 @@ Status Engine::Impl::Start() {
   for (const SourceSpec& spec : show_.sources) {
     auto source = std::make_unique<Source>();
     source->spec = spec;
-    source->level = source->target = spec.visible ? 1 : 0;
-    source->current_url = spec.url;
+    {
+      MutexLock lock(&source->mu);
+      source->level = source->target = spec.visible ? 1 : 0;
+      source->current_url = spec.url;
+    }
     const int number = spec.worker >= 0 ? spec.worker : next_free++;
     Worker*& w = by_number[number];
     if (w == nullptr) {
@@ -336,11 +352,12 @@ Status Engine::Impl::Start() {
   // Wait for the pages to load, so the show starts with pictures where it can.
   const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
   for (auto& w : workers_) {
-    for (size_t i = 0; i < w->pages.size(); ++i) {
-      while (!w->pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
+    const WorkerPages current = PagesOf(*w);
+    for (size_t i = 0; i < current.pages.size(); ++i) {
+      while (!current.pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(milliseconds(20));
       }
-      if (!w->pages[i]->loaded()) {
+      if (!current.pages[i]->loaded()) {
         as_run_.Line(0, "source " + w->sources[i]->spec.id + " had not loaded when the show started");
       }
     }
@@ -433,7 +450,7 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
 }
 
 void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status) {
-  *status = probe::ConfigureClockThread(show_.clock.cpu, show_.clock.fifo_priority);
+  *status = ConfigureClockThread(show_.clock.cpu, show_.clock.fifo_priority);
   if (!status->ok()) return;
   std::string scheduling = show_.clock.fifo_priority
                                ? "SCHED_FIFO " + std::to_string(*show_.clock.fifo_priority)
@@ -449,7 +466,7 @@ void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Statu
   }
   scheduling += show_.clock.cpu ? ", pinned to CPU " + std::to_string(*show_.clock.cpu) : ", not pinned";
   {
-    std::lock_guard lock(scheduling_mu_);
+    MutexLock lock(&scheduling_mu_);
     scheduling_ = scheduling;
   }
   const int64_t threshold = show_.clock.late_threshold.count();
@@ -467,7 +484,7 @@ void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Statu
     std::shared_ptr<const Picture> program = Mix(n, deadline);
     mix_.Add(clock_.MonotonicNs() - woke);
     {
-      std::lock_guard lock(program_mu_);
+      MutexLock lock(&program_mu_);
       program_ = program;
     }
     for (auto& out : outputs_) {
@@ -485,7 +502,7 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
     FrameSlot::Taken taken = s->slot.Take(n, deadline_ns);
     double level;
     {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(&s->mu);
       if (s->level < s->target) s->level = std::min(s->target, s->level + s->step);
       if (s->level > s->target) s->level = std::max(s->target, s->level - s->step);
       level = s->level;
@@ -507,11 +524,12 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
   while (!stop.stop_requested()) {
     clock_.SleepUntil(TickNs(n) + w.phase_offset.count());
     if (stop.stop_requested()) break;
-    if (!w.browser) {
+    const WorkerPages current = PagesOf(w);
+    if (!current.browser) {
       if (clock_.MonotonicNs() >= retry_at_ns) {
         Status launched = LaunchWorker(w);
         if (launched.ok()) {
-          RestoreState(w);
+          RestoreState(w, PagesOf(w));
           for (Source* s : w.sources) {
             s->restarts++;
             s->has_picture = false;
@@ -520,7 +538,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
           backoff = kFirstBackoff;
         } else {
           for (Source* s : w.sources) {
-            std::lock_guard lock(s->mu);
+            MutexLock lock(&s->mu);
             s->last_error = launched.message();
           }
           retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
@@ -528,18 +546,18 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
         }
       }
     } else {
-      Status drawn = DrawSources(w, n);
+      Status drawn = DrawSources(w, current, n);
       if (!drawn.ok()) {
         // Crashed or hung: the show keeps the sources' last pictures while a new browser
         // comes up.
         for (Source* s : w.sources) {
-          std::lock_guard lock(s->mu);
+          MutexLock lock(&s->mu);
           s->last_error = drawn.message();
         }
         as_run_.Line(CurrentTick(), "worker " + std::to_string(w.index) + " failed, restarting: " +
                                         std::string(drawn.message()));
         for (Source* s : w.sources) s->browser_pid = 0;
-        std::lock_guard lock(w.page_mu);
+        MutexLock lock(&w.page_mu);
         w.pages.clear();
         w.browser.reset();  // Kills what is left of it.
       }
@@ -552,14 +570,13 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
   }
 }
 
-Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
+Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t n) {
   for (size_t i = 0; i < w.sources.size(); ++i) {
     Source& s = *w.sources[i];
     const int64_t began = clock_.MonotonicNs();
     s.begin_offset.Add(began - TickNs(n));
-    // The worker's own thread is the only one that replaces w.pages: no lock to read it.
     Result<capture::LiveFrame> frame =
-        w.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
+        current.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -567,14 +584,14 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
           frame.status().code() == StatusCode::kDeadlineExceeded) {
         return frame.status();
       }
-      std::lock_guard lock(s.mu);
+      MutexLock lock(&s.mu);
       s.last_error = frame.status().message();
       continue;
     }
     if (!frame->screenshot) continue;
-    Result<capture::Image> image = capture::DecodeFrame(*frame->screenshot);
+    Result<encode::Image> image = encode::DecodeScreenshot(frame->screenshot->screenshot());
     if (!image.ok()) {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(&s.mu);
       s.last_error = image.status().message();
       continue;
     }
@@ -583,7 +600,7 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
     Result<Picture> picture =
         PreparePicture(image->rgba.data(), image->width, image->height, image->width * 4, width, height);
     if (!picture.ok()) {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(&s.mu);
       s.last_error = picture.status().message();
       continue;
     }
@@ -591,7 +608,7 @@ Status Engine::Impl::DrawSources(Worker& w, int64_t n) {
     s.prepare_time.Add(arrived - drawn);
     auto shared = std::make_shared<const Picture>(std::move(picture).value());
     {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(&s.mu);
       s.latest = shared;
     }
     s.slot.Put(std::move(shared), arrived, n);
@@ -608,7 +625,7 @@ void Engine::Impl::OutputLoop(Output& out) {
   int64_t retry_at_ns = 0;
   auto fail = [&](const Status& status, int64_t tick) {
     {
-      std::lock_guard lock(out.mu);
+      MutexLock lock(&out.mu);
       out.last_error = status.message();
     }
     as_run_.Line(tick, "output " + out.spec.id + " failed: " + std::string(status.message()));
@@ -673,7 +690,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
   st.clock.mix_p99_us = mix_.Quantile(0.99);
   st.clock.mix_max_us = mix_.Max();
   {
-    std::lock_guard lock(scheduling_mu_);
+    MutexLock lock(&scheduling_mu_);
     st.clock.scheduling = scheduling_;
   }
   st.seconds = static_cast<double>(st.clock.ticks) / show_.fps.ToDouble();
@@ -697,7 +714,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
     ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
     {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(&s->mu);
       ss.visible = s->target > 0;
       ss.opacity = s->level * s->spec.opacity;
       ss.last_error = s->last_error;
@@ -715,7 +732,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     os.reconnects = o->reconnects.load();
     os.connected = o->connected.load();
     {
-      std::lock_guard lock(o->mu);
+      MutexLock lock(&o->mu);
       os.last_error = o->last_error;
     }
   }
@@ -737,7 +754,7 @@ Status Engine::Impl::SetVisible(const std::string& id, bool visible, int fade_fr
                                 " frames is outside 0 to 100000");
   }
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(&s->mu);
     s->target = visible ? 1 : 0;
     s->step = fade_frames == 0 ? 1.0 : 1.0 / fade_frames;
   }
@@ -750,7 +767,7 @@ Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
   for (auto& w : workers_) {
     for (size_t i = 0; i < w->sources.size(); ++i) {
       if (w->sources[i]->spec.id != id) continue;
-      std::lock_guard lock(w->page_mu);
+      MutexLock lock(&w->page_mu);
       if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
       return PageRef{w->browser, w->pages[i], w->sources[i]};
     }
@@ -763,28 +780,28 @@ Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::s
   as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
   Result<std::string> result = ref.page->Evaluate(expression);
   if (result.ok()) {
-    std::lock_guard lock(ref.source->mu);
+    MutexLock lock(&ref.source->mu);
     if (ref.source->calls.size() == kRememberedCalls) ref.source->calls.erase(ref.source->calls.begin());
     ref.source->calls.push_back(expression);
   }
   return result;
 }
 
-void Engine::Impl::RestoreState(Worker& w) {
+void Engine::Impl::RestoreState(Worker& w, const WorkerPages& current) {
   const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
   for (size_t i = 0; i < w.sources.size(); ++i) {
     std::vector<std::string> calls;
     {
-      std::lock_guard lock(w.sources[i]->mu);
+      MutexLock lock(&w.sources[i]->mu);
       calls = w.sources[i]->calls;
     }
     // Also without calls to replay: a picture taken before the page has loaded would put a
     // blank source on air where its last picture still stands.
-    while (!w.pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
+    while (!current.pages[i]->loaded() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(milliseconds(20));
     }
     for (const std::string& call : calls) {
-      Result<std::string> replayed = w.pages[i]->Evaluate(call);
+      Result<std::string> replayed = current.pages[i]->Evaluate(call);
       if (!replayed.ok()) {
         as_run_.Line(CurrentTick(), "source " + w.sources[i]->spec.id + ": replaying '" +
                                         call.substr(0, 80) + "' failed: " +
@@ -798,7 +815,7 @@ Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
   PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
   as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
   PR_RETURN_IF_ERROR(ref.page->Navigate(url));
-  std::lock_guard lock(ref.source->mu);
+  MutexLock lock(&ref.source->mu);
   if (!url.empty()) ref.source->current_url = url;
   ref.source->calls.clear();  // A new document starts from its own state.
   return Status::Ok();
@@ -815,7 +832,7 @@ void Engine::Impl::Shutdown() {
     if (out->thread.joinable()) out->thread.join();
   }
   for (auto& w : workers_) {
-    std::lock_guard lock(w->page_mu);
+    MutexLock lock(&w->page_mu);
     w->pages.clear();
     w->browser.reset();
   }
@@ -824,7 +841,7 @@ void Engine::Impl::Shutdown() {
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
-Result<std::unique_ptr<Engine>> Engine::Start(const ShowSpec& show, probe::TickClock& clock) {
+Result<std::unique_ptr<Engine>> Engine::Start(const ShowSpec& show, TickClock& clock) {
   auto impl = std::make_unique<Impl>(show, clock);
   PR_RETURN_IF_ERROR(impl->Start());
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));

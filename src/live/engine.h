@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/tick_clock.h"
 #include "live/picture.h"
 #include "live/show.h"
-#include "probe/tick_clock.h"
 
 namespace pagereel::live {
 
@@ -92,7 +92,7 @@ class Engine {
   // Checks the show, launches the workers' browsers, opens the pages and the outputs, and
   // waits (up to the show's source_timeout) for the pages to load. Nothing ticks yet.
   static Result<std::unique_ptr<Engine>> Start(const ShowSpec& show,
-                                               probe::TickClock& clock = probe::SystemTickClock());
+                                               TickClock& clock = SystemTickClock());
   ~Engine();  // Stops every thread; outputs not finished by Run keep what they wrote.
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

@@ -17,7 +17,7 @@ size_t SlotOf(int64_t tick) {
 
 void FrameSlot::Put(std::shared_ptr<const Picture> picture, int64_t arrival_ns, int64_t for_tick) {
   assert(picture != nullptr);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++stats_.put;
   if (latest_is_new_) ++stats_.discarded;
   // The replaced picture is freed with the parameter `picture`, which outlives the lock.
@@ -40,7 +40,7 @@ void FrameSlot::Put(std::shared_ptr<const Picture> picture, int64_t arrival_ns, 
 }
 
 FrameSlot::Taken FrameSlot::Take(int64_t tick, int64_t tick_ns) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Taken taken{latest_, false, latest_for_tick_};
   if (any_take_ && tick <= last_take_tick_) return taken;
   any_take_ = true;
@@ -62,7 +62,7 @@ FrameSlot::Taken FrameSlot::Take(int64_t tick, int64_t tick_ns) {
 }
 
 FrameSlotStats FrameSlot::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return stats_;
 }
 

@@ -14,8 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "live/picture.h"
 
 namespace pagereel::live {
@@ -74,21 +74,21 @@ class FrameSlot {
     int64_t ns = 0;
   };
 
-  // The time of tick `tick`, or false when it cannot be known. Called with mu_ held.
-  bool TickNs(int64_t tick, int64_t* ns) const;
+  // The time of tick `tick`, or false when it cannot be known.
+  bool TickNs(int64_t tick, int64_t* ns) const REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  // Protected by mu_.
-  std::shared_ptr<const Picture> latest_;
-  int64_t latest_for_tick_ = -1;
-  bool latest_is_new_ = false;
-  bool any_take_ = false;
-  int64_t last_take_tick_ = 0;
-  std::array<TickTime, kRememberedTicks> tick_times_;  // Indexed by tick % kRememberedTicks.
-  TickTime newest_tick_;
-  TickTime previous_tick_;
-  double arrival_offset_ns_ = 0;  // The moving average, unrounded.
-  FrameSlotStats stats_;
+  mutable Mutex mu_;
+  std::shared_ptr<const Picture> latest_ GUARDED_BY(mu_);
+  int64_t latest_for_tick_ GUARDED_BY(mu_) = -1;
+  bool latest_is_new_ GUARDED_BY(mu_) = false;
+  bool any_take_ GUARDED_BY(mu_) = false;
+  int64_t last_take_tick_ GUARDED_BY(mu_) = 0;
+  // Indexed by tick % kRememberedTicks.
+  std::array<TickTime, kRememberedTicks> tick_times_ GUARDED_BY(mu_);
+  TickTime newest_tick_ GUARDED_BY(mu_);
+  TickTime previous_tick_ GUARDED_BY(mu_);
+  double arrival_offset_ns_ GUARDED_BY(mu_) = 0;  // The moving average, unrounded.
+  FrameSlotStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace pagereel::live

@@ -23,36 +23,6 @@ constexpr size_t kMaxExcursions = 100000;
 
 }  // namespace
 
-Status ConfigureClockThread(std::optional<int> cpu, std::optional<int> fifo_priority) {
-  if (cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(*cpu, &set);
-    if (int err = pthread_setaffinity_np(pthread_self(), sizeof set, &set); err != 0) {
-      return InvalidArgumentError("--cpu " + std::to_string(*cpu) +
-                                  ": cannot pin the clock thread there (" + std::strerror(err) +
-                                  "); pick an online CPU this process may use (see 'pagereel probe host')");
-    }
-  }
-  if (fifo_priority) {
-    sched_param param{};
-    param.sched_priority = *fifo_priority;
-    if (int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param); err != 0) {
-      const std::string prio = std::to_string(*fifo_priority);
-      if (err == EPERM) {
-        return FailedPreconditionError("--fifo " + prio +
-                                       ": not permitted. SCHED_FIFO needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least " +
-                                       prio + ": run as root, grant the capability, or raise the limit ('ulimit -r " +
-                                       prio + "')");
-      }
-      return FailedPreconditionError("--fifo " + prio + ": " + std::strerror(err));
-    }
-  }
-  // The default 50 us timer slack would be part of every phase we measure.
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  return Status::Ok();
-}
-
 namespace {
 
 std::string DescribeScheduling(const ClockOptions& o) {

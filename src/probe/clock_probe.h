@@ -22,7 +22,7 @@
 #include "probe/host_files.h"
 #include "probe/proc_readers.h"
 #include "probe/stats.h"
-#include "probe/tick_clock.h"
+#include "base/tick_clock.h"
 
 namespace pagereel::probe {
 
@@ -68,11 +68,6 @@ struct ClockReport {
   std::map<int, int64_t> timer_cpus;  // CPU whose timer base held the thread's timer -> sightings.
   std::string timer_cpu_note;         // Why timer_cpus is empty, when it is.
 };
-
-// Pins the calling thread to `cpu` and gives it SCHED_FIFO at `fifo_priority` where asked,
-// and a 1 ns timer slack. kInvalidArgument for a CPU it cannot run on, kFailedPrecondition
-// when SCHED_FIFO is not permitted (the message says which right is missing).
-Status ConfigureClockThread(std::optional<int> cpu, std::optional<int> fifo_priority);
 
 // Checks the options before any waiting: positive rate and duration, threshold, priority.
 Status ValidateClockOptions(const ClockOptions& options);

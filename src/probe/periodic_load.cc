@@ -6,7 +6,7 @@
 
 #include "base/thread.h"
 #include "probe/clock_probe.h"
-#include "probe/tick_clock.h"
+#include "base/tick_clock.h"
 
 namespace pagereel::probe {
 

@@ -74,42 +74,6 @@ Result<LoadAvg> ParseLoadAvg(std::string_view text) {
   return out;
 }
 
-Result<Pressure> ParsePressure(std::string_view text) {
-  Pressure out;
-  bool have_some = false;
-  for (std::string_view line : Lines(text)) {
-    const auto f = Fields(line);
-    if (f.empty()) continue;
-    PressureLine parsed;
-    int seen = 0;
-    for (size_t i = 1; i < f.size(); ++i) {
-      const size_t eq = f[i].find('=');
-      if (eq == std::string_view::npos) return Malformed("/proc/pressure/cpu", "no key=value", line);
-      const std::string_view key = f[i].substr(0, eq), value = f[i].substr(eq + 1);
-      bool ok = true;
-      if (key == "avg10") {
-        ok = ParseNumber(value, parsed.avg10), ++seen;
-      } else if (key == "avg60") {
-        ok = ParseNumber(value, parsed.avg60), ++seen;
-      } else if (key == "avg300") {
-        ok = ParseNumber(value, parsed.avg300), ++seen;
-      } else if (key == "total") {
-        ok = ParseNumber(value, parsed.total_us), ++seen;
-      }
-      if (!ok) return Malformed("/proc/pressure/cpu", "bad number", line);
-    }
-    if (seen != 4) return Malformed("/proc/pressure/cpu", "missing avg10/avg60/avg300/total", line);
-    if (f[0] == "some") {
-      out.some = parsed;
-      have_some = true;
-    } else if (f[0] == "full") {
-      out.full = parsed;
-    }
-  }
-  if (!have_some) return Malformed("/proc/pressure/cpu", "no 'some' line", text);
-  return out;
-}
-
 Result<TaskSchedstat> ParseSchedstat(std::string_view text) {
   const auto f = Fields(text);
   TaskSchedstat out;

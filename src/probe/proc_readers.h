@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/pressure.h"
 #include "base/status.h"
 
 namespace pagereel::probe {
@@ -22,18 +23,6 @@ struct LoadAvg {
   int64_t total = 0;    // Threads that exist.
 };
 Result<LoadAvg> ParseLoadAvg(std::string_view text);
-
-// /proc/pressure/cpu: "some avg10=.. avg60=.. avg300=.. total=..", and on kernels >= 5.13
-// a "full" line too.
-struct PressureLine {
-  double avg10 = 0, avg60 = 0, avg300 = 0;  // Percent of wall time.
-  int64_t total_us = 0;                     // Stalled microseconds since boot.
-};
-struct Pressure {
-  PressureLine some;
-  std::optional<PressureLine> full;  // Absent on older kernels.
-};
-Result<Pressure> ParsePressure(std::string_view text);
 
 // /proc/PID/task/TID/schedstat: "run_ns wait_ns timeslices".
 struct TaskSchedstat {

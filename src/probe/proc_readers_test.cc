@@ -50,29 +50,6 @@ TEST(LoadAvgTest, MalformedGivesClearError) {
   EXPECT_FALSE(ParseLoadAvg("1 2 3 4 1").ok());
 }
 
-TEST(PressureTest, ParsesSomeAndFull) {
-  auto psi = ParsePressure(*Fixture("isolated").Read("/proc/pressure/cpu"));
-  ASSERT_TRUE(psi.ok()) << psi.status().ToString();
-  EXPECT_DOUBLE_EQ(psi->some.avg10, 1.25);
-  EXPECT_EQ(psi->some.total_us, 123456789);
-  ASSERT_TRUE(psi->full.has_value());
-  EXPECT_EQ(psi->full->total_us, 2345678);
-}
-
-TEST(PressureTest, OlderKernelWithoutFullLine) {
-  auto psi = ParsePressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n");
-  ASSERT_TRUE(psi.ok());
-  EXPECT_EQ(psi->some.total_us, 42);
-  EXPECT_FALSE(psi->full.has_value());
-}
-
-TEST(PressureTest, MalformedAndMissingFields) {
-  EXPECT_FALSE(ParsePressure(*Fixture("malformed").Read("/proc/pressure/cpu")).ok());
-  EXPECT_FALSE(ParsePressure("some avg10=1 avg60=1 total=5\n").ok());  // No avg300.
-  EXPECT_FALSE(ParsePressure("full avg10=1 avg60=1 avg300=1 total=5\n").ok());  // No some.
-  EXPECT_FALSE(ParsePressure("").ok());
-}
-
 TEST(SchedstatTest, ParsesThreeFields) {
   auto s = ParseSchedstat(*Fixture("isolated").Read("/proc/4242/task/4250/schedstat"));
   ASSERT_TRUE(s.ok());

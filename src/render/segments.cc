@@ -45,7 +45,7 @@ SegmentQueue::SegmentQueue(const std::vector<Segment>& segments, int lanes, Stea
 }
 
 std::optional<Segment> SegmentQueue::Take(int lane) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::deque<Segment>& own = blocks_.at(static_cast<size_t>(lane));
   if (!own.empty()) {
     Segment s = own.front();
@@ -69,13 +69,8 @@ std::optional<Segment> SegmentQueue::Take(int lane) {
   return s;
 }
 
-void SegmentQueue::GiveBack(int lane, const Segment& segment) {
-  std::lock_guard lock(mu_);
-  blocks_.at(static_cast<size_t>(lane)).push_front(segment);
-}
-
 void SegmentQueue::set_stealing(Stealing stealing) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   stealing_ = stealing;
 }
 

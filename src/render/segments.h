@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/rational.h"
 
 namespace pagereel::render {
@@ -52,15 +52,12 @@ class SegmentQueue {
   // the block with the most frames left.
   std::optional<Segment> Take(int lane);
 
-  // A segment taken earlier goes back to the front of `lane`'s block (after a failure).
-  void GiveBack(int lane, const Segment& segment);
-
   void set_stealing(Stealing stealing);
 
  private:
-  std::mutex mu_;
-  std::vector<std::deque<Segment>> blocks_;  // Guarded by mu_.
-  Stealing stealing_;                        // Guarded by mu_.
+  Mutex mu_;
+  std::vector<std::deque<Segment>> blocks_ GUARDED_BY(mu_);
+  Stealing stealing_ GUARDED_BY(mu_);
 };
 
 }  // namespace pagereel::render

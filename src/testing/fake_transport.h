@@ -6,12 +6,11 @@
 #define PAGEREEL_TESTING_FAKE_TRANSPORT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "cdp/transport.h"
 
 namespace pagereel::testing {
@@ -19,16 +18,16 @@ namespace pagereel::testing {
 class FakeTransport final : public cdp::Transport {
  public:
   Status Send(std::string_view message) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return CancelledError("closed");
     sent_.emplace_back(message);
-    cv_.notify_all();
+    cv_.SignalAll();
     return Status::Ok();
   }
 
   Result<std::string> Receive() override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return closed_ || disconnected_ || !incoming_.empty(); });
+    MutexLock lock(&mu_);
+    while (!closed_ && !disconnected_ && incoming_.empty()) cv_.Wait(&mu_);
     if (!incoming_.empty()) {
       std::string message = std::move(incoming_.front());
       incoming_.pop_front();
@@ -40,27 +39,28 @@ class FakeTransport final : public cdp::Transport {
   }
 
   void Close() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   // Test side.
   void Deliver(std::string message) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     incoming_.push_back(std::move(message));
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   void Disconnect() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     disconnected_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   // The next message the client sent, waiting up to 5 s for it.
   std::optional<std::string> NextSent() {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !sent_.empty(); })) {
-      return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    MutexLock lock(&mu_);
+    while (sent_.empty()) {
+      if (!cv_.WaitUntil(&mu_, deadline) && sent_.empty()) return std::nullopt;
     }
     std::string message = std::move(sent_.front());
     sent_.pop_front();
@@ -68,12 +68,12 @@ class FakeTransport final : public cdp::Transport {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> incoming_;
-  std::deque<std::string> sent_;
-  bool closed_ = false;
-  bool disconnected_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> incoming_ GUARDED_BY(mu_);
+  std::deque<std::string> sent_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool disconnected_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace pagereel::testing
