@@ -14,13 +14,14 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/memory.h"
 #include "base/process_memory.h"
 #include "base/rational.h"
 #include "browser/browser.h"
-#include "encode/encoder.h"
+#include "encode/film.h"
 #include "render/renderer.h"
 
 namespace pagereel::app {
@@ -260,179 +261,150 @@ int DefaultLanes(int width, int height, int cores, int64_t available_bytes) {
   return std::min(by_cores, by_memory);
 }
 
-int RunRender(const RenderRequest& request) {
-  ProgressPrinter progress(request.progress);
-  auto fail = [&](const Status& s) { return Fail(s, progress.style()); };
+namespace {
 
-  render::RenderOptions options;
-  Result<std::string> url = InputToUrl(request.input);
-  if (!url.ok()) return fail(url.status());
-  Result<Rational> fps = ParseFrameRate(request.fps);
-  if (!fps.ok()) return fail(fps.status());
-  Result<std::pair<int, int>> size = ParseSize(request.size);
-  if (!size.ok()) return fail(size.status());
-  Result<encode::OutputSpec> spec = encode::InspectOutputPath(request.output, request.alpha);
-  if (!spec.ok()) return fail(spec.status());
-  if ((spec->kind == encode::OutputKind::kPngSequence ||
-       spec->kind == encode::OutputKind::kJpegSequence) && !request.overwrite) {
+// The request's words checked and turned into the renderer's options (lanes aside);
+// every error is bad input.
+Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
+  PR_ASSIGN_OR_RETURN(std::string url, InputToUrl(request.input));
+  PR_ASSIGN_OR_RETURN(Rational fps, ParseFrameRate(request.fps));
+  PR_ASSIGN_OR_RETURN(auto size, ParseSize(request.size));
+  PR_ASSIGN_OR_RETURN(encode::FilmKind kind, encode::FilmKindForPath(request.output, request.alpha));
+  if (encode::IsSequence(kind) && !request.overwrite) {
     std::vector<std::string> existing = encode::ExistingSequenceFiles(request.output);
     if (!existing.empty()) {
-      return fail(InvalidArgumentError(
+      return InvalidArgumentError(
           "'" + request.output + "' already has " + std::to_string(existing.size()) +
           " frame file" + (existing.size() == 1 ? "" : "s") + " in place (" + existing.front() +
           (existing.size() > 1 ? " ... " + existing.back() : "") +
           "); an earlier render's frames would mix with this one's. Remove them, or give "
-          "--overwrite to replace that sequence"));
+          "--overwrite to replace that sequence");
     }
   }
   if (request.quality < 1 || request.quality > 100) {
-    return fail(InvalidArgumentError("--quality must be between 1 and 100, not " +
-                                     std::to_string(request.quality)));
+    return InvalidArgumentError("--quality must be between 1 and 100, not " +
+                                std::to_string(request.quality));
   }
   if (!(request.timeout_seconds > 0) || request.timeout_seconds > 24 * 3600) {
-    return fail(InvalidArgumentError("--timeout must be a positive number of seconds"));
+    return InvalidArgumentError("--timeout must be a positive number of seconds");
   }
   if (request.duration_seconds && !(*request.duration_seconds > 0 &&
                                     *request.duration_seconds <= 24 * 3600)) {
-    return fail(InvalidArgumentError("--duration must be between 0 and 86400 seconds"));
+    return InvalidArgumentError("--duration must be between 0 and 86400 seconds");
   }
   if (request.frames && (*request.frames <= 0 || *request.frames > 10'000'000)) {
-    return fail(InvalidArgumentError("--frames must be between 1 and 10000000"));
+    return InvalidArgumentError("--frames must be between 1 and 10000000");
   }
   if (request.segment_frames && (*request.segment_frames < 1 || *request.segment_frames > 10'000'000)) {
-    return fail(InvalidArgumentError("--segment-frames must be a positive number of frames"));
+    return InvalidArgumentError("--segment-frames must be a positive number of frames");
   }
-  render::PreRollMode preroll = render::PreRollMode::kAuto;
+  render::RenderOptions options;
   if (request.preroll == "exact") {
-    preroll = render::PreRollMode::kExact;
+    options.preroll = render::PreRollMode::kExact;
   } else if (request.preroll == "jump") {
-    preroll = render::PreRollMode::kJump;
+    options.preroll = render::PreRollMode::kJump;
   } else if (request.preroll != "auto") {
-    return fail(InvalidArgumentError("--preroll '" + request.preroll +
-                                     "' is not a pre-roll mode: exact, jump or auto"));
+    return InvalidArgumentError("--preroll '" + request.preroll +
+                                "' is not a pre-roll mode: exact, jump or auto");
   }
-  std::pair<int, int> shard{0, 1};
   if (!request.shard.empty()) {
-    Result<std::pair<int, int>> parsed = ParseShard(request.shard);
-    if (!parsed.ok()) return fail(parsed.status());
+    PR_ASSIGN_OR_RETURN(auto shard, ParseShard(request.shard));
     if (request.work_dir.empty()) {
-      return fail(InvalidArgumentError(
+      return InvalidArgumentError(
           "--shard needs --work-dir: a folder every shard can reach, where the segments wait "
-          "for `pagereel concat`"));
+          "for `pagereel concat`");
     }
-    shard = *parsed;
+    options.shard_index = shard.first;
+    options.shard_count = shard.second;
   }
-  if (Result<std::string> b = browser::FindBrowserBinary(request.browser); !b.ok()) {
-    return fail(b.status());
-  }
+  PR_RETURN_IF_ERROR(browser::FindBrowserBinary(request.browser).status());
 
-  options.page.url = *url;
-  options.page.width = size->first;
-  options.page.height = size->second;
-  options.page.fps = *fps;
+  options.page.url = url;
+  options.page.width = size.first;
+  options.page.height = size.second;
+  options.page.fps = fps;
   options.page.alpha = request.alpha;
-  options.page.jpeg_quality = std::clamp(request.quality, 1, 100);
+  options.page.jpeg_quality = request.quality;
   options.page.timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::llround(request.timeout_seconds * 1000)));
+  options.page.timezone = request.timezone;
+  options.page.locale = request.locale;
   if (request.frames) {
     options.frames = *request.frames;
   } else if (request.duration_seconds) {
-    options.frames = FramesInDuration(*request.duration_seconds, *fps);
+    options.frames = FramesInDuration(*request.duration_seconds, fps);
   }
-  options.encoder.path = request.output;
-  options.encoder.quality = request.quality;
+  options.output = request.output;
+  options.kind = kind;
+  options.quality = request.quality;
   options.launch.binary = request.browser;
   options.segment_frames = request.segment_frames.value_or(0);
-  options.preroll = preroll;
   options.work_dir = request.work_dir;
   options.restart = request.restart;
   options.keep_work_dir = request.keep_work_dir;
-  options.shard_index = shard.first;
-  options.shard_count = shard.second;
+  options.strict = request.strict;
   if (request.draft) {
     // A preview while working on a page: the page laid out at full size and drawn at half
     // (device scale 0.5), segments reached by jumping, the fastest encoder settings.
-    options.page.width = std::max(16, size->first / 2 / 2 * 2);
-    options.page.height = std::max(16, size->second / 2 / 2 * 2);
+    options.page.width = std::max(16, size.first / 2 / 2 * 2);
+    options.page.height = std::max(16, size.second / 2 / 2 * 2);
     options.page.scale = 0.5;
     options.launch.extra_args.push_back("--force-device-scale-factor=0.5");
     options.preroll = render::PreRollMode::kJump;
-    options.encoder.preset = "ultrafast";
+    options.preset = "ultrafast";
   }
-  options.strict = request.strict;
-  options.page.timezone = request.timezone;
-  options.page.locale = request.locale;
+  return options;
+}
 
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int64_t available = pagereel::AvailableMemoryBytes();
-  if (request.lanes) {
-    if (*request.lanes < 1 || *request.lanes > 64) {
-      return fail(InvalidArgumentError("--lanes must be between 1 and 64"));
-    }
-    int by_memory = DefaultLanes(size->first, size->second, 1 << 20, available);
-    if (*request.lanes > by_memory) {
-      std::fprintf(stderr,
-                   "pagereel render: %d lanes would need about %s; %s is available, so using %d\n",
-                   *request.lanes, Mib(*request.lanes * LaneBytes(size->first, size->second)).c_str(),
-                   Mib(available).c_str(), by_memory);
-    }
-    options.lanes = std::min(*request.lanes, by_memory);
-  } else {
-    options.lanes = DefaultLanes(size->first, size->second, cores, available);
+// Lanes for a film of `width` x `height`: what the request asks, within what this machine's
+// memory holds (said on stderr when it is less), else what cores and memory allow.
+Result<int> ChooseLanes(const RenderRequest& request, int width, int height) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t available = pagereel::AvailableMemoryBytes();
+  if (!request.lanes) return DefaultLanes(width, height, cores, available);
+  if (*request.lanes < 1 || *request.lanes > 64) {
+    return InvalidArgumentError("--lanes must be between 1 and 64");
   }
+  const int by_memory = DefaultLanes(width, height, 1 << 20, available);
+  if (*request.lanes > by_memory) {
+    fmt::print(stderr, "pagereel render: {} lanes would need about {}; {} is available, so using {}\n",
+               *request.lanes, Mib(*request.lanes * LaneBytes(width, height)), Mib(available),
+               by_memory);
+  }
+  return std::min(*request.lanes, by_memory);
+}
 
-  options.cancel = &g_cancel;
-  options.on_progress = [&](const render::Progress& p) { progress.Update(p); };
-  options.on_note = [&](const std::string& note) {
-    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
-    std::fprintf(stderr, "pagereel render: %s\n", note.c_str());
-  };
-
+// Ctrl-C and SIGTERM stop the render (OnSignal); a second one ends the process.
+void StopOnSignals() {
   struct sigaction action {};
   action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+}
 
-  const std::string work_dir =
-      request.work_dir.empty() ? render::DefaultWorkDir(request.output) : request.work_dir;
-  if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
-    std::string what = shard.second > 1 ? "shard " + request.shard + " of " + request.output +
-                                              " into " + work_dir
-                                        : request.input + " -> " + request.output;
-    std::fprintf(stderr, "pagereel render: %s (%dx%d @ %s fps, %d lane%s%s)\n", what.c_str(),
-                 options.page.width, options.page.height, fps->ToString().c_str(), options.lanes,
-                 options.lanes == 1 ? "" : "s",
-                 request.draft ? ", DRAFT: half size, jump pre-roll, x264 ultrafast" : "");
+// What a failed render says: the modules' message, and where the finished segments wait.
+Status Explained(const Status& failed, const std::string& work_dir) {
+  std::string kept;
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(work_dir) / "film.json", ec)) {
+    kept = "; finished segments are kept in " + work_dir + ": run the same command again to continue";
   }
-
-  MemoryWatch memory;
-  Result<render::RenderStats> stats = render::Render(options);
-  if (!stats.ok()) {
-    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
-    // Finished segments stay for the next run (whatever went wrong, they are whole).
-    std::string kept;
-    std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::path(work_dir) / "film.json", ec)) {
-      kept = "; finished segments are kept in " + work_dir +
-             ": run the same command again to continue";
-    }
-    if (g_cancel.load()) {
-      return fail(CancelledError("interrupted; no output was written" + kept));
-    }
-    if (stats.status().code() == StatusCode::kInvalidArgument ||
-        stats.status().code() == StatusCode::kFailedPrecondition) {
-      return fail(stats.status());
-    }
-    return fail(Status(stats.status().code(), std::string(stats.status().message()) + kept));
+  if (g_cancel.load()) return CancelledError("interrupted; no output was written" + kept);
+  if (failed.code() == StatusCode::kInvalidArgument ||
+      failed.code() == StatusCode::kFailedPrecondition) {
+    return failed;
   }
+  return Status(failed.code(), std::string(failed.message()) + kept);
+}
 
-  const render::RenderStats& s = *stats;
-  double film_seconds = static_cast<double>(s.frames_rendered) * static_cast<double>(fps->den) /
-                        static_cast<double>(fps->num);
-  double rate =
+void PrintSummary(const RenderRequest& request, const render::RenderStats& s, Rational fps,
+                  const MemoryWatch& memory, ProgressStyle style) {
+  const double film_seconds = static_cast<double>(s.frames_rendered) *
+                              static_cast<double>(fps.den) / static_cast<double>(fps.num);
+  const double rate =
       s.wall_seconds > 0 ? static_cast<double>(s.frames_rendered) / s.wall_seconds : 0;
-  if (progress.style() == ProgressStyle::kJson) {
+  if (style == ProgressStyle::kJson) {
     nlohmann::json event = {{"event", "done"},
                             {"output", s.output},
                             {"work_dir", s.work_dir},
@@ -459,39 +431,74 @@ int RunRender(const RenderRequest& request) {
                             {"page_error_examples", MessagesJson(s)},
                             {"peak_rss_self_bytes", memory.peak_self_bytes()},
                             {"peak_rss_browsers_bytes", memory.peak_browsers_bytes()}};
-    std::fprintf(stderr, "%s\n", event.dump().c_str());
-  } else if (progress.style() != ProgressStyle::kNone) {
-    std::string what = s.output.empty()
-                           ? "shard " + request.shard + ": " +
-                                 std::to_string(s.segments_rendered + s.segments_resumed) +
-                                 " segments in " + s.work_dir
-                           : s.output;
-    std::fprintf(stderr,
-                 "pagereel render: wrote %s%s: %lld frames (%.2f s of film) in %.1f s, %.1f fps\n"
-                 "  lanes %d | browser %.1f s | decode+convert %.1f s | encode %.1f s | join %.1f s"
-                 " | retries %d\n"
-                 "  segments %lld of %lld made now (%lld kept from an earlier run) | pre-roll %s: "
-                 "%lld frames run, %lld jumps, %.1f s\n"
-                 "  peak memory: pagereel %s, browsers %s (RSS)\n",
-                 request.draft ? "a DRAFT (half size, jump pre-roll, x264 ultrafast) " : "",
-                 what.c_str(), static_cast<long long>(s.frames_rendered), film_seconds,
-                 s.wall_seconds, rate, s.lanes, s.browser_seconds, s.decode_seconds,
-                 s.encode_seconds, s.join_seconds, s.retries,
-                 static_cast<long long>(s.segments_rendered), static_cast<long long>(s.segments),
-                 static_cast<long long>(s.segments_resumed), s.preroll.c_str(),
-                 static_cast<long long>(s.preroll_frames), static_cast<long long>(s.jumps),
-                 s.preroll_seconds, Mib(memory.peak_self_bytes()).c_str(),
-                 Mib(memory.peak_browsers_bytes()).c_str());
-    if (shard.second > 1) {
-      std::fprintf(stderr,
-                   "  when every shard is done: pagereel concat %s -o %s\n", s.work_dir.c_str(),
-                   request.output.c_str());
-    }
+    fmt::print(stderr, "{}\n", event.dump());
+    return;
   }
+  if (style == ProgressStyle::kNone) return;
+  const std::string what =
+      s.output.empty() ? fmt::format("shard {}: {} segments in {}", request.shard,
+                                     s.segments_rendered + s.segments_resumed, s.work_dir)
+                       : s.output;
+  fmt::print(stderr,
+             "pagereel render: wrote {}{}: {} frames ({:.2f} s of film) in {:.1f} s, {:.1f} fps\n"
+             "  lanes {} | browser {:.1f} s | decode+convert {:.1f} s | encode {:.1f} s | join "
+             "{:.1f} s | retries {}\n"
+             "  segments {} of {} made now ({} kept from an earlier run) | pre-roll {}: {} frames "
+             "run, {} jumps, {:.1f} s\n"
+             "  peak memory: pagereel {}, browsers {} (RSS)\n",
+             request.draft ? "a DRAFT (half size, jump pre-roll, x264 ultrafast) " : "", what,
+             s.frames_rendered, film_seconds, s.wall_seconds, rate, s.lanes, s.browser_seconds,
+             s.decode_seconds, s.encode_seconds, s.join_seconds, s.retries, s.segments_rendered,
+             s.segments, s.segments_resumed, s.preroll, s.preroll_frames, s.jumps,
+             s.preroll_seconds, Mib(memory.peak_self_bytes()), Mib(memory.peak_browsers_bytes()));
+  if (s.output.empty()) {
+    fmt::print(stderr, "  when every shard is done: pagereel concat {} -o {}\n", s.work_dir,
+               request.output);
+  }
+  PrintPageMessages(s);
+}
+
+}  // namespace
+
+int RunRender(const RenderRequest& request) {
+  ProgressPrinter progress(request.progress);
+  auto fail = [&](const Status& s) { return Fail(s, progress.style()); };
+  Result<render::RenderOptions> checked = ToRenderOptions(request);
+  if (!checked.ok()) return fail(checked.status());
+  render::RenderOptions& options = *checked;
+  Result<int> lanes = ChooseLanes(request, options.page.width, options.page.height);
+  if (!lanes.ok()) return fail(lanes.status());
+  options.lanes = *lanes;
+  options.cancel = &g_cancel;
+  options.on_progress = [&](const render::Progress& p) { progress.Update(p); };
+  options.on_note = [&](const std::string& note) {
+    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
+    fmt::print(stderr, "pagereel render: {}\n", note);
+  };
+  StopOnSignals();
+
+  const std::string work_dir =
+      request.work_dir.empty() ? render::DefaultWorkDir(request.output) : request.work_dir;
   if (progress.style() != ProgressStyle::kJson && progress.style() != ProgressStyle::kNone) {
-    PrintPageMessages(s);
+    const std::string what =
+        options.shard_count > 1
+            ? "shard " + request.shard + " of " + request.output + " into " + work_dir
+            : request.input + " -> " + request.output;
+    fmt::print(stderr, "pagereel render: {} ({}x{} @ {} fps, {} lane{}{})\n", what,
+               options.page.width, options.page.height, options.page.fps.ToString(),
+               options.lanes, options.lanes == 1 ? "" : "s",
+               request.draft ? ", DRAFT: half size, jump pre-roll, x264 ultrafast" : "");
   }
-  if (!s.output.empty()) std::printf("%s\n", s.output.c_str());
+
+  MemoryWatch memory;
+  Result<render::RenderStats> stats = render::Render(options);
+  if (!stats.ok()) {
+    if (progress.style() == ProgressStyle::kBar) std::fputc('\n', stderr);
+    // Finished segments stay for the next run (whatever went wrong, they are whole).
+    return fail(Explained(stats.status(), work_dir));
+  }
+  PrintSummary(request, *stats, options.page.fps, memory, progress.style());
+  if (!stats->output.empty()) fmt::print("{}\n", stats->output);
   return 0;
 }
 
@@ -524,13 +531,12 @@ int RunConcat(const ConcatRequest& request) {
     nlohmann::json event = {{"event", "done"},          {"output", joined->output},
                             {"frames", joined->frames}, {"segments", joined->segments},
                             {"wall_s", joined->seconds}};
-    std::fprintf(stderr, "%s\n", event.dump().c_str());
+    fmt::print(stderr, "{}\n", event.dump());
   } else if (progress.style() != ProgressStyle::kNone) {
-    std::fprintf(stderr, "pagereel concat: wrote %s: %lld frames from %lld segments in %.1f s\n",
-                 joined->output.c_str(), static_cast<long long>(joined->frames),
-                 static_cast<long long>(joined->segments), joined->seconds);
+    fmt::print(stderr, "pagereel concat: wrote {}: {} frames from {} segments in {:.1f} s\n",
+               joined->output, joined->frames, joined->segments, joined->seconds);
   }
-  std::printf("%s\n", joined->output.c_str());
+  fmt::print("{}\n", joined->output);
   return 0;
 }
 

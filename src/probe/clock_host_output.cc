@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "probe/probe_output.h"
+
+#include <fmt/printf.h>
 #include "probe/text_format.h"
 
 namespace pagereel::probe {
@@ -19,7 +21,7 @@ json CpuCounts(const std::map<int, int64_t>& counts) {
 
 std::string CpuCountsText(const std::map<int, int64_t>& counts) {
   std::string out;
-  for (const auto& [cpu, n] : counts) out += Printf("%sCPU %d x%lld", out.empty() ? "" : ", ", cpu, static_cast<long long>(n));
+  for (const auto& [cpu, n] : counts) out += fmt::sprintf("%sCPU %d x%lld", out.empty() ? "" : ", ", cpu, static_cast<long long>(n));
   return out;
 }
 
@@ -31,11 +33,11 @@ std::string FormatRealtimeNs(int64_t realtime_ns) {
   gmtime_r(&seconds, &utc);
   char date[32];
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
-  return Printf("%s.%06lldZ", date, static_cast<long long>(realtime_ns % 1'000'000'000 / 1000));
+  return fmt::sprintf("%s.%06lldZ", date, static_cast<long long>(realtime_ns % 1'000'000'000 / 1000));
 }
 
 std::string ExcursionLine(const Excursion& e) {
-  return Printf("LATE tick %lld woke %s late at %s (monotonic %.6f s)", static_cast<long long>(e.tick),
+  return fmt::sprintf("LATE tick %lld woke %s late at %s (monotonic %.6f s)", static_cast<long long>(e.tick),
                 HumanNs(static_cast<double>(e.late_ns)).c_str(), FormatRealtimeNs(e.realtime_ns).c_str(),
                 static_cast<double>(e.monotonic_ns) * 1e-9);
 }
@@ -75,13 +77,13 @@ std::string ClockReportJson(const ClockReport& r) {
 
 std::string ClockReportText(const ClockReport& r) {
   std::string out;
-  out += Printf("pagereel probe clock: %s fps for %.1f s, %s\n\n", r.options.fps.ToString().c_str(),
+  out += fmt::sprintf("pagereel probe clock: %s fps for %.1f s, %s\n\n", r.options.fps.ToString().c_str(),
                 static_cast<double>(r.options.duration.count()) * 1e-9, r.scheduling.c_str());
-  out += Printf("  ticks         %lld woke, %lld dropped (a whole period late), of %lld\n", static_cast<long long>(r.ticks),
+  out += fmt::sprintf("  ticks         %lld woke, %lld dropped (a whole period late), of %lld\n", static_cast<long long>(r.ticks),
                 static_cast<long long>(r.ticks_missed), static_cast<long long>(r.ticks_expected));
-  out += Printf("  clock phase   p50 %s   p99 %s   p99.9 %s   max %s\n", HumanNs(r.p50_ns).c_str(), HumanNs(r.p99_ns).c_str(),
+  out += fmt::sprintf("  clock phase   p50 %s   p99 %s   p99.9 %s   max %s\n", HumanNs(r.p50_ns).c_str(), HumanNs(r.p99_ns).c_str(),
                 HumanNs(r.p999_ns).c_str(), HumanNs(r.max_ns).c_str());
-  out += Printf("  late ticks    %lld above %s\n\n", static_cast<long long>(r.late),
+  out += fmt::sprintf("  late ticks    %lld above %s\n\n", static_cast<long long>(r.late),
                 HumanNs(static_cast<double>(r.options.threshold.count())).c_str());
   int64_t most = 1;
   for (const auto& b : r.histogram.buckets) most = std::max(most, b.count);
@@ -92,18 +94,18 @@ std::string ClockReportText(const ClockReport& r) {
     const int bar = static_cast<int>(40.0 * static_cast<double>(b.count) / static_cast<double>(most) + 0.5);
     std::string bars;
     for (int i = 0; i < std::max(bar, 1); ++i) bars += "\u2588";
-    out += Printf("  %22s  %8lld  %s\n", range.c_str(), static_cast<long long>(b.count), bars.c_str());
+    out += fmt::sprintf("  %22s  %8lld  %s\n", range.c_str(), static_cast<long long>(b.count), bars.c_str());
   }
   if (!r.excursions.empty()) {
     out += "\n  excursions\n";
     for (size_t i = 0; i < r.excursions.size() && i < 20; ++i) {
       const Excursion& e = r.excursions[i];
-      out += Printf("    tick %-8lld %10s late  at %s  (monotonic %.6f s)%s\n", static_cast<long long>(e.tick),
+      out += fmt::sprintf("    tick %-8lld %10s late  at %s  (monotonic %.6f s)%s\n", static_cast<long long>(e.tick),
                     HumanNs(static_cast<double>(e.late_ns)).c_str(), FormatRealtimeNs(e.realtime_ns).c_str(),
                     static_cast<double>(e.monotonic_ns) * 1e-9,
-                    i > 0 ? Printf("  +%.3f s", r.gaps_s[i - 1]).c_str() : "");
+                    i > 0 ? fmt::sprintf("  +%.3f s", r.gaps_s[i - 1]).c_str() : "");
     }
-    if (r.excursions.size() > 20) out += Printf("    ... %zu more (see --json)\n", r.excursions.size() - 20);
+    if (r.excursions.size() > 20) out += fmt::sprintf("    ... %zu more (see --json)\n", r.excursions.size() - 20);
   }
   out += "\n  woke on       " + CpuCountsText(r.wake_cpus) + "\n";
   out += "  timer armed   " + (r.timer_cpus.empty() ? r.timer_cpu_note : CpuCountsText(r.timer_cpus) +
@@ -124,8 +126,8 @@ std::string HostFindingsJson(const std::vector<HostFinding>& findings) {
 std::string HostFindingsText(const std::vector<HostFinding>& findings) {
   std::string out = "pagereel probe host\n\n";
   for (const auto& f : findings) {
-    out += Printf("  %-4s  %-26s %s\n", std::string(LevelName(f.level)).c_str(), f.topic.c_str(), f.value.c_str());
-    out += Printf("        %-26s %s\n", "", f.meaning.c_str());
+    out += fmt::sprintf("  %-4s  %-26s %s\n", std::string(LevelName(f.level)).c_str(), f.topic.c_str(), f.value.c_str());
+    out += fmt::sprintf("        %-26s %s\n", "", f.meaning.c_str());
   }
   return out;
 }

@@ -99,10 +99,6 @@ std::vector<double> AmplitudeComb(const Prepared& p, double first_hz, double ste
 
 }  // namespace
 
-double AmplitudeAt(std::span<const Sample> samples, double hz) {
-  return Amplitude(Prepare(samples), hz);
-}
-
 Periodogram ComputePeriodogram(std::span<const Sample> samples, const PeriodogramOptions& options) {
   Periodogram out;
   const Prepared p = Prepare(samples);

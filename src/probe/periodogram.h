@@ -45,10 +45,6 @@ inline constexpr size_t kSpectrumPoints = 2000;
 
 Periodogram ComputePeriodogram(std::span<const Sample> samples, const PeriodogramOptions& options);
 
-// The exact amplitude at one frequency (Hann-tapered non-uniform Fourier sum). Exposed for
-// tests and for refining.
-double AmplitudeAt(std::span<const Sample> samples, double hz);
-
 }  // namespace pagereel::probe
 
 #endif  // PAGEREEL_PROBE_PERIODOGRAM_H_

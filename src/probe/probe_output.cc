@@ -1,5 +1,7 @@
 #include "probe/probe_output.h"
 
+#include <fmt/printf.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -107,19 +109,19 @@ std::string ProbeReportJson(const ProbeReport& r, JsonDetail detail) {
 
 std::string ProbeReportText(const ProbeReport& r) {
   std::string out;
-  out += Printf("pagereel probe: %.1f s, %lld samples at Poisson instants (mean %g/s), %d CPUs\n\n",
+  out += fmt::sprintf("pagereel probe: %.1f s, %lld samples at Poisson instants (mean %g/s), %d CPUs\n\n",
                 r.elapsed_s, static_cast<long long>(r.samples), r.options.rate_hz, r.cpus);
-  out += Printf("  runnable threads  mean %.2f   p50 %g   p95 %g   p99 %g   max %g\n", r.runnable.mean,
+  out += fmt::sprintf("  runnable threads  mean %.2f   p50 %g   p95 %g   p99 %g   max %g\n", r.runnable.mean,
                 r.runnable.p50, r.runnable.p95, r.runnable.p99, r.runnable.max);
-  out += Printf("                    above %d CPUs %.1f%% of the time\n", r.cpus, 100 * r.above_cpus_share);
-  out += Printf("  load average      1-min load read %.2f .. %.2f during the run; the time-averaged\n"
+  out += fmt::sprintf("                    above %d CPUs %.1f%% of the time\n", r.cpus, 100 * r.above_cpus_share);
+  out += fmt::sprintf("  load average      1-min load read %.2f .. %.2f during the run; the time-averaged\n"
                 "                    runnable count was %.2f (the load average is a 5 s point sample, damped)\n",
                 r.load1_min, r.load1_max, r.runnable.mean);
 
   const auto& f = r.fold;
-  out += Printf("\n  fold on %s (%s, %zu bins of %s)\n", r.options.period_source.c_str(),
+  out += fmt::sprintf("\n  fold on %s (%s, %zu bins of %s)\n", r.options.period_source.c_str(),
                 HumanNs(f.period_ns.ToDouble()).c_str(), f.bins.size(), HumanNs(static_cast<double>(f.BinWidthNs())).c_str());
-  out += Printf("    peak %.2f at phase %s   floor %.2f   width at half height %s\n", f.peak,
+  out += fmt::sprintf("    peak %.2f at phase %s   floor %.2f   width at half height %s\n", f.peak,
                 HumanNs(static_cast<double>(f.peak_phase_ns)).c_str(), f.floor,
                 HumanNs(static_cast<double>(f.half_height_width_ns)).c_str());
   out += BarChart(f.bins, 5, "          |");
@@ -133,17 +135,17 @@ std::string ProbeReportText(const ProbeReport& r) {
   int shown = 0;
   for (const PeriodicComponent& p : r.periodogram.peaks) {
     if (!p.significant || shown == 4) continue;
-    out += Printf("%s%.4f Hz (amplitude %.2f)", shown++ ? ",  " : "", p.hz, p.amplitude);
+    out += fmt::sprintf("%s%.4f Hz (amplitude %.2f)", shown++ ? ",  " : "", p.hz, p.amplitude);
   }
   if (shown == 0) out += "no periodic component stands above the noise";
-  out += Printf("\n                   noise %.3f, resolution %.4f Hz\n", r.periodogram.noise_amplitude,
+  out += fmt::sprintf("\n                   noise %.3f, resolution %.4f Hz\n", r.periodogram.noise_amplitude,
                 r.periodogram.resolution_hz);
 
   if (r.psi_start && r.psi_end) {
-    out += Printf("\n  CPU pressure      some: avg10 %.2f%%, %.1f ms stalled during the run", r.psi_end->some.avg10,
+    out += fmt::sprintf("\n  CPU pressure      some: avg10 %.2f%%, %.1f ms stalled during the run", r.psi_end->some.avg10,
                   static_cast<double>(r.psi_end->some.total_us - r.psi_start->some.total_us) * 1e-3);
     if (r.psi_end->full && r.psi_start->full) {
-      out += Printf("; full: avg10 %.2f%%, %.1f ms", r.psi_end->full->avg10,
+      out += fmt::sprintf("; full: avg10 %.2f%%, %.1f ms", r.psi_end->full->avg10,
                     static_cast<double>(r.psi_end->full->total_us - r.psi_start->full->total_us) * 1e-3);
     }
     out += "\n";
@@ -153,11 +155,11 @@ std::string ProbeReportText(const ProbeReport& r) {
 
   out += "\n  processes          pid  comm              cores running  threads waiting  migrations\n";
   for (const auto& p : r.processes) {
-    out += Printf("                 %6d  %-16.16s  %13.3f  %15.3f  %10s\n", p.pid, p.comm.c_str(), p.cores_running,
+    out += fmt::sprintf("                 %6d  %-16.16s  %13.3f  %15.3f  %10s\n", p.pid, p.comm.c_str(), p.cores_running,
                   p.threads_waiting, p.migrations ? std::to_string(*p.migrations).c_str() : "-");
     for (size_t g = 0; g < p.groups.size() && g < 3 && p.groups.size() > 1; ++g) {
       const auto& gu = p.groups[g];
-      out += Printf("                          %-16.16s  %13.3f  %15.3f  %10s  (%d thread%s)\n",
+      out += fmt::sprintf("                          %-16.16s  %13.3f  %15.3f  %10s  (%d thread%s)\n",
                     ("  " + gu.group).c_str(), gu.cores_running, gu.threads_waiting,
                     gu.migrations ? std::to_string(*gu.migrations).c_str() : "-", gu.threads,
                     gu.threads == 1 ? "" : "s");
@@ -165,7 +167,7 @@ std::string ProbeReportText(const ProbeReport& r) {
   }
   if (!r.schedstat_note.empty()) out += "                   note: " + r.schedstat_note + "\n";
 
-  out += Printf("\n  sampler           woke late by p50 %.0f us, p95 %.0f us, p99 %.0f us; used %.2f%% of a CPU\n",
+  out += fmt::sprintf("\n  sampler           woke late by p50 %.0f us, p95 %.0f us, p99 %.0f us; used %.2f%% of a CPU\n",
                 r.wake_delay_us.p50, r.wake_delay_us.p95, r.wake_delay_us.p99,
                 r.elapsed_s > 0 ? 100 * r.sampler_cpu_s / r.elapsed_s : 0.0);
   for (const std::string& note : r.notes) out += "  note: " + note + "\n";

@@ -1,32 +1,19 @@
 #include "probe/text_format.h"
 
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 
 namespace pagereel::probe {
 
-std::string Printf(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  va_list copy;
-  va_copy(copy, args);
-  const int n = std::vsnprintf(nullptr, 0, format, copy);
-  va_end(copy);
-  std::string out(static_cast<size_t>(std::max(n, 0)) + 1, '\0');
-  std::vsnprintf(out.data(), out.size(), format, args);
-  va_end(args);
-  out.resize(static_cast<size_t>(std::max(n, 0)));
-  return out;
-}
-
 std::string HumanNs(double ns) {
   const double a = std::abs(ns);
-  if (a >= 1e9) return Printf("%.3f s", ns * 1e-9);
-  if (a >= 1e6) return Printf("%.3f ms", ns * 1e-6);
-  if (a >= 1e3) return Printf("%.1f us", ns * 1e-3);
-  return Printf("%.0f ns", ns);
+  if (a >= 1e9) return fmt::sprintf("%.3f s", ns * 1e-9);
+  if (a >= 1e6) return fmt::sprintf("%.3f ms", ns * 1e-6);
+  if (a >= 1e3) return fmt::sprintf("%.1f us", ns * 1e-3);
+  return fmt::sprintf("%.0f ns", ns);
 }
 
 std::string BarChart(std::span<const double> values, int rows, const std::string& indent) {

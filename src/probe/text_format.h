@@ -8,9 +8,6 @@
 
 namespace pagereel::probe {
 
-// printf into a std::string.
-std::string Printf(const char* format, ...) __attribute__((format(printf, 1, 2)));
-
 // "16.667 ms", "850 us", "2.000 s": a nanosecond count in a unit a person reads at a glance.
 std::string HumanNs(double ns);
 
