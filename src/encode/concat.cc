@@ -121,7 +121,8 @@ class SegmentReader {
     // last frame).
     if (promised == 0 && format_->duration > 0 &&
         format_->duration_estimation_method == AVFMT_DURATION_FROM_STREAM) {
-      promised = av_rescale_q_rnd(format_->duration, AV_TIME_BASE_Q, frame_base, AV_ROUND_NEAR_INF);
+      promised = av_rescale_q_rnd(format_->duration, AVRational{1, AV_TIME_BASE}, frame_base,
+                                  AV_ROUND_NEAR_INF);
     }
     if (promised > count || (stream_->nb_frames > 0 && stream_->nb_frames != count)) {
       return InvalidArgumentError(

@@ -82,10 +82,10 @@ ProbeReport Analyze(const ProbeOptions& options, int cpus, const SampleSeries& s
   if (!series.samples.empty()) {
     auto [lo, hi] = std::minmax_element(series.samples.begin(), series.samples.end(),
                                         [](const Sample& a, const Sample& b) { return a.load1 < b.load1; });
-    r.load1_min = lo->load1;
-    r.load1_max = hi->load1;
-    r.load1_start = series.samples.front().load1;
-    r.load1_end = series.samples.back().load1;
+    r.load1_min = static_cast<double>(lo->load1);
+    r.load1_max = static_cast<double>(hi->load1);
+    r.load1_start = static_cast<double>(series.samples.front().load1);
+    r.load1_end = static_cast<double>(series.samples.back().load1);
   }
   r.fold = Fold(series.samples, options.period_ns, options.fold_bins);
   r.periodogram = ComputePeriodogram(series.samples, PeriodogramOptions{});
