@@ -53,8 +53,20 @@ std::string SegmentName(const Segment& s) {
   return "segment " + std::to_string(s.index) + " (" + Range(s.first_frame, s.end_frame()) + ")";
 }
 
-// One lane's browser and the page it is rendering.
+// One lane's browser and the page it is rendering. The page must go before its browser:
+// Close() does that, and assignment is deleted, since a member-wise move would replace the
+// browser first and leave the old page on a browser that is gone.
 struct LaneState {
+  LaneState() = default;
+  LaneState(LaneState&&) = default;
+  LaneState& operator=(LaneState&&) = delete;
+  ~LaneState() { Close(); }
+
+  void Close() {
+    page.reset();
+    browser.reset();
+  }
+
   std::unique_ptr<browser::Browser> browser;
   std::unique_ptr<capture::Page> page;
 };
@@ -258,8 +270,7 @@ class Run {
       }
     }
     writers.clear();  // Joins: finishes closed segments, abandons the rest.
-    state.page.reset();
-    state.browser.reset();
+    state.Close();
     MutexLock lock(&mu_);
     stats_.browser_seconds += Seconds(counters.busy);
     stats_.preroll_frames += counters.preroll_frames;
@@ -798,7 +809,7 @@ Result<RenderStats> Render(const RenderOptions& options) {
     }
     stats = *ran;
   } else {
-    first = LaneState{};
+    first.Close();  // Nothing for this run to render (all resumed, or a shard of no segment).
     stats.frames = frames;
     stats.lanes = 0;
     stats.preroll = "none needed";

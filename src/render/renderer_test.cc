@@ -227,6 +227,30 @@ TEST_F(RendererTest, ShardsJoinedAreTheFilmOfOneRender) {
   EXPECT_FALSE(fs::exists(work));
 }
 
+// More shards than segments: a shard whose share is empty renders nothing, says so, and
+// leaves the film to the shard that has its one segment.
+TEST_F(RendererTest, AShardWithNoSegmentOfItsOwnEndsCleanly) {
+  const std::string work = (dir_ / "shared").string();
+  RenderOptions empty = Options("timecode.html", "short.mp4");
+  empty.frames = 20;  // One segment of 20 frames (segments of 30).
+  empty.work_dir = work;
+  empty.shard_index = 0;
+  empty.shard_count = 2;
+  Result<RenderStats> nothing = Render(empty);
+  ASSERT_TRUE(nothing.ok()) << nothing.status().ToString();
+  EXPECT_EQ(nothing->frames_rendered, 0);
+  EXPECT_EQ(nothing->segments, 1);
+
+  RenderOptions owner = empty;
+  owner.shard_index = 1;
+  Result<RenderStats> rendered = Render(owner);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+  EXPECT_EQ(rendered->frames_rendered, 20);
+  Result<JoinStats> joined = JoinFilm(work, (dir_ / "short.mp4").string(), AfterJoin::kRemove);
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_EQ(joined->frames, 20);
+}
+
 // The same for a page driven by its clocks, where auto jumps: stopped and resumed on two
 // lanes, and as three shards, the film is that of one uninterrupted lane.
 TEST_F(RendererTest, AClockDrivenPageResumedOrShardedIsTheFilmOfOneLane) {
