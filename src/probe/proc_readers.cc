@@ -1,44 +1,9 @@
 #include "probe/proc_readers.h"
 
-#include <charconv>
 #include <string>
 
 namespace pagereel::probe {
 namespace {
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// Splits on runs of whitespace.
-std::vector<std::string_view> Fields(std::string_view text) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && IsSpace(text[i])) ++i;
-    size_t start = i;
-    while (i < text.size() && !IsSpace(text[i])) ++i;
-    if (i > start) fields.push_back(text.substr(start, i - start));
-  }
-  return fields;
-}
-
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-template <typename T>
-bool ParseNumber(std::string_view text, T& out) {
-  if (text.empty()) return false;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && ptr == text.data() + text.size();
-}
 
 Status Malformed(std::string_view file, std::string_view why, std::string_view text) {
   std::string shown(Trim(text).substr(0, 80));
@@ -51,12 +16,6 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 }
 
 }  // namespace
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
-  return text;
-}
 
 Result<LoadAvg> ParseLoadAvg(std::string_view text) {
   const auto f = Fields(text);

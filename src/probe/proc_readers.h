@@ -13,6 +13,7 @@
 
 #include "base/pressure.h"
 #include "base/status.h"
+#include "base/text_fields.h"  // Trim, Fields, Lines, ParseNumber, as the parsers use them.
 
 namespace pagereel::probe {
 
@@ -58,9 +59,6 @@ CpuInfo ParseCpuInfo(std::string_view text);
 
 // One integer file such as /proc/sys/kernel/timer_migration.
 Result<int64_t> ParseIntegerFile(std::string_view text);
-
-// Leading and trailing whitespace removed.
-std::string_view Trim(std::string_view text);
 
 }  // namespace pagereel::probe
 
