@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "capture/page_script.h"
 #include "cdp/json_util.h"
 
@@ -72,45 +71,45 @@ std::string NameFor(const PageOptions& options) {
 }  // namespace
 
 struct Page::Shared {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string main_frame_id;       // Guarded by mu.
-  std::string navigated_to;        // Guarded by mu. Set when the main frame leaves our URL.
-  bool detached = false;           // Guarded by mu. The target closed or crashed.
-  bool renderer_crashed = false;   // Guarded by mu.
-  std::string detach_reason;       // Guarded by mu.
-  bool leaving = false;            // Guarded by mu. The top document began to unload.
-  std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
-  std::set<std::string> requested;  // Guarded by mu. Every URL the page asked for.
-  std::set<int64_t> contexts;      // Guarded by mu. Main worlds of the page's documents.
-  std::set<int64_t> video_contexts;  // Guarded by mu. Those of them that hold videos.
-  int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
-  int64_t last_report_ms = -1;     // Guarded by mu. ...and the film time of the last one.
-  int64_t frame = -1;              // Guarded by mu. The frame being made (for messages).
-  // Guarded by mu. Raw events for PageMessages, with the frame they came in; parsed by
-  // TakeMessages on the page's thread. At most kMaxMessages between two calls.
-  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages;
+  Mutex mu;
+  CondVar cv;  // Signalled when reports, leaving or requests change.
+  std::string main_frame_id GUARDED_BY(mu);
+  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL.
+  bool detached GUARDED_BY(mu) = false;     // The target closed or crashed.
+  bool renderer_crashed GUARDED_BY(mu) = false;
+  std::string detach_reason GUARDED_BY(mu);
+  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload.
+  std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
+  std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
+  std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
+  std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those of them that hold videos.
+  int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page reported...
+  int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
+  int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
+  // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
+  // the page's thread. At most kMaxMessages between two calls.
+  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
 
-  void OnEvent(const cdp::Event& e);
+  void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
 
 void Page::Shared::OnEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   const std::string& method = e.method;
-  std::lock_guard lock(mu);
+  MutexLock lock(&mu);
   if (method == "Runtime.bindingCalled") {
     Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
     if (!payload.ok()) return;
     if (payload->rfind("frame:", 0) == 0) {
       ++reports;
       last_report_ms = std::atoll(payload->c_str() + 6);
-      cv.notify_all();
+      cv.SignalAll();
     } else if (*payload == "close") {
       detached = true;
       detach_reason = "it called window.close()";
     } else if (*payload == "leaving") {
       leaving = true;
-      cv.notify_all();
+      cv.SignalAll();
     } else if (payload->rfind("unseekable:", 0) == 0) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (*payload == "video") {
@@ -131,7 +130,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
   } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     if (id.ok()) requests.erase(*id);
-    cv.notify_all();
+    cv.SignalAll();
   } else if (method == "Runtime.executionContextCreated") {
     Result<bool> is_default = cdp::GetBool(m, {"params", "context", "auxData", "isDefault"});
     Result<double> id = cdp::GetNumber(m, {"params", "context", "id"});
@@ -185,7 +184,7 @@ Page::~Page() {
 }
 
 std::string Page::Where() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return shared_->frame < 0 ? "while it loaded" : "at frame " + std::to_string(shared_->frame);
 }
 
@@ -235,7 +234,7 @@ std::string Page::FileName(const std::string& url) const {
 }
 
 Status Page::CheckStillOurs() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   if (shared_->detached && shared_->renderer_crashed) {
     // Worth a retry on a fresh browser, like a browser crash (often memory).
     return UnavailableError("the page " + name_ + " crashed its renderer");
@@ -292,7 +291,7 @@ void Page::Subscribe() {
         if (!shared) return;
         Result<std::string> id = cdp::GetString(*e.message, {"params", "targetId"});
         if (!id.ok() || *id != target_id) return;
-        std::lock_guard lock(shared->mu);
+        MutexLock lock(&shared->mu);
         shared->detached = true;
         shared->detach_reason = "its target was detached";
       }));
@@ -373,7 +372,7 @@ Status Page::Load() {
   PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
     std::string waiting;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       if (!shared_->requests.empty()) {
         waiting = "; still waiting for " + std::to_string(shared_->requests.size()) +
                   " file(s), such as " + FileName(shared_->requests.begin()->second);
@@ -384,7 +383,7 @@ Status Page::Load() {
                                  waiting + ")");
   }));
   if (Result<std::string> frame_id = cdp::GetString(nav, {"result", "frameId"}); frame_id.ok()) {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     shared_->main_frame_id = *frame_id;
   }
 
@@ -410,14 +409,14 @@ Status Page::WaitUntilReady() {
   for (;;) {
     std::string in_flight;
     {
-      std::unique_lock lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       // In slices, so a capture that is no longer wanted stops within one.
       for (;;) {
         Clock::time_point until = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
-        if (shared_->cv.wait_until(lock, until, [&] { return shared_->requests.empty(); }) ||
-            Clock::now() >= deadline || Stopped()) {
-          break;
+        while (!shared_->requests.empty()) {
+          if (!shared_->cv.WaitUntil(&shared_->mu, until)) break;
         }
+        if (shared_->requests.empty() || Clock::now() >= deadline || Stopped()) break;
       }
       if (!shared_->requests.empty()) in_flight = FileName(shared_->requests.begin()->second);
     }
@@ -458,7 +457,7 @@ Status Page::Start() {
   std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
   std::set<int64_t> contexts;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     contexts = shared_->contexts;
     shared_->frame = 0;
   }
@@ -530,7 +529,7 @@ Status Page::AdvanceTo(int64_t virtual_us) {
   PR_RETURN_IF_ERROR(WaitFor(expired, [&] {
     std::string waiting;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       if (!shared_->requests.empty()) waiting = " for " + FileName(shared_->requests.begin()->second);
     }
     // A page that still answers is held by a request; one that does not is stuck in script.
@@ -589,33 +588,41 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   // Every beginFrame must run the page's animation frame exactly once, at this time: a
   // frame drawn without one is a stale copy of the one before, and two would run the
   // page's own per-frame state ahead. pagereel's script reports each one.
-  std::unique_lock lock(shared_->mu);
-  shared_->cv.wait_for(lock, kReportWait,
-                       [&] { return shared_->reports >= expected || shared_->leaving; });
-  if (shared_->reports < expected) {
+  int64_t reports = 0;
+  int64_t last_report_ms = -1;
+  {
+    MutexLock lock(&shared_->mu);
+    const Clock::time_point deadline = Clock::now() + kReportWait;
+    while (shared_->reports < expected && !shared_->leaving) {
+      if (!shared_->cv.WaitUntil(&shared_->mu, deadline)) break;
+    }
+    reports = shared_->reports;
+    last_report_ms = shared_->last_report_ms;
+  }
+  if (reports < expected) {
     // A page on its way to another document runs no animation frame: wait for the
     // navigation to show, so the message names where it went.
-    lock.unlock();
     Clock::time_point deadline = Clock::now() + kReportWait;
     while (Clock::now() < deadline) {
       PR_RETURN_IF_ERROR(CheckStillOurs());
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    lock.lock();
+    MutexLock lock(&shared_->mu);
     if (shared_->leaving) {
       return FailedPreconditionError("the page " + name_ + " navigated away at frame " +
                                      std::to_string(index) +
                                      "; pages must stay on one document while they render");
     }
+    reports = shared_->reports;
+    last_report_ms = shared_->last_report_ms;
   }
-  if (shared_->reports != expected || shared_->last_report_ms != film_ms) {
-    std::string seen = shared_->reports < expected
+  if (reports != expected || last_report_ms != film_ms) {
+    std::string seen = reports < expected
                            ? "without running the page's animation frame (it would repeat the "
                              "frame before)"
                            : "with the page's animation frame run " +
-                                 std::to_string(shared_->reports - ticks_run_) +
-                                 " times, the last at " +
-                                 std::to_string(shared_->last_report_ms) + " ms";
+                                 std::to_string(reports - ticks_run_) + " times, the last at " +
+                                 std::to_string(last_report_ms) + " ms";
     return InternalError("frame " + std::to_string(index) + " (" + std::to_string(film_ms) +
                          " ms) of " + name_ + " was made " + seen +
                          "; this is a fault in pagereel or the browser, please report it");
@@ -628,7 +635,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
 Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
   PR_RETURN_IF_ERROR(CheckStillOurs());
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     shared_->frame = index;
   }
   const int64_t frame_ms = FrameTimeMillis(index, options_.fps);
@@ -655,7 +662,7 @@ Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
 Status Page::SyncVideos() {
   std::set<int64_t> contexts;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     contexts = shared_->video_contexts;
   }
   if (contexts.empty()) return Status::Ok();
@@ -677,7 +684,7 @@ Status Page::SyncVideos() {
     }
     if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) {
       // The document went away (or replaced pagereel's script); forget it.
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       shared_->video_contexts.erase(context);
     }
   }
@@ -720,7 +727,7 @@ Status Page::JumpTo(int64_t index) {
 }
 
 std::vector<std::string> Page::requested_urls() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return {shared_->requested.begin(), shared_->requested.end()};
 }
 
@@ -735,7 +742,7 @@ Result<EncodedFrame> Page::Capture(int64_t index) {
 std::vector<PageMessage> Page::TakeMessages() {
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> raw;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     raw.swap(shared_->messages);
   }
   std::vector<PageMessage> out;
