@@ -13,6 +13,7 @@ extern "C" {
 
 #include "base/mutex.h"
 #include "capture/image.h"
+#include "capture/page_session.h"
 #include "capture/snapshot_script.h"
 #include "cdp/json_util.h"
 
@@ -59,13 +60,14 @@ std::string HtmlDataUrl(const std::string& html) {
 // What the DevTools reader thread learns about the page, for the thread that waits.
 struct Snapshot::Shared {
   Mutex mu;
-  CondVar cv;  // Signalled when a request ends, the page loads or signals, or it crashes.
+  // Signalled when a request ends, the page loads or signals, or its renderer crashes (the
+  // session, whose handler runs first, holds that; a wait here learns of it at once).
+  CondVar cv;
   std::string main_frame_id GUARDED_BY(mu);
   std::string document_request GUARDED_BY(mu);
   int http_status GUARDED_BY(mu) = 0;
   std::string network_error GUARDED_BY(mu);
   bool loaded GUARDED_BY(mu) = false;
-  bool crashed GUARDED_BY(mu) = false;
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   Clock::time_point idle_since GUARDED_BY(mu) = Clock::now();  // When requests emptied.
   std::string signal GUARDED_BY(mu);  // "trigger", "ready", ...
@@ -113,7 +115,6 @@ void Snapshot::Shared::OnEvent(const cdp::Event& e) {
     if (payload.ok() && signal.empty()) signal = *payload;
     cv.SignalAll();
   } else if (method == "Inspector.targetCrashed") {
-    crashed = true;
     cv.SignalAll();
   }
 }
@@ -122,10 +123,7 @@ Snapshot::Snapshot(browser::Browser& browser, const SnapshotOptions& options)
     : browser_(browser), options_(options), start_(Clock::now()),
       shared_(std::make_shared<Shared>()) {}
 
-Snapshot::~Snapshot() {
-  for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
-  context_.reset();
-}
+Snapshot::~Snapshot() = default;  // The session closes the target and its context.
 
 int Snapshot::http_status() const {
   MutexLock lock(&shared_->mu);
@@ -145,51 +143,31 @@ Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
   return snapshot;
 }
 
-Status Snapshot::Interrupted() const {
-  if (options_.should_stop && options_.should_stop()) {
-    return CancelledError("the capture was stopped");
-  }
-  MutexLock lock(&shared_->mu);
-  if (shared_->crashed) return UnavailableError(PageName() + " crashed its renderer");
-  return Status::Ok();
-}
-
-Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params,
-                                    milliseconds timeout) {
-  if (timeout.count() == 0) {
-    timeout = std::max(milliseconds(1), options_.timeout - Since(start_));
-  }
-  Result<cdp::Message> reply = browser_.client().Call(method, params, session_id_, timeout);
-  if (reply.ok()) return reply;
-  PR_RETURN_IF_ERROR(Interrupted());
-  if (reply.status().code() == StatusCode::kUnavailable ||
-      reply.status().code() == StatusCode::kCancelled) {
-    return UnavailableError("the browser went away during " + std::string(method) + ": " +
-                            browser_.ExitDescription());
-  }
-  if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-    return DeadlineExceededError(PageName() + " did not answer within " +
-                                 std::to_string(options_.timeout.count()) +
-                                 " ms (a script that does not end?)");
-  }
-  return reply;
+Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params) {
+  // Every call is held to what is left of the capture's whole timeout.
+  return session_->Call(method, params,
+                        std::max(milliseconds(1), options_.timeout - Since(start_)));
 }
 
 Status Snapshot::Prepare() {
-  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
-  PR_ASSIGN_OR_RETURN(browser::Target target,
-                      context_->CreateTarget({.width = options_.width,
-                                              .height = options_.height,
-                                              .begin_frame_control = false}));
-  session_id_ = target.session_id;
-  std::weak_ptr<Shared> weak = shared_;
-  subscriptions_.push_back(
-      browser_.client().Subscribe("", session_id_, [weak](const cdp::Event& e) {
-        if (auto shared = weak.lock()) shared->OnEvent(e);
-      }));
+  PageSessionOptions session;
+  session.name = PageName();
+  session.context = options_.context;
+  session.target.width = options_.width;
+  session.target.height = options_.height;
+  session.target.begin_frame_control = false;
+  session.timeout = options_.timeout;
+  // A capture whose client left fails with kCancelled, whatever the browser answered.
+  session.check = [this] {
+    if (options_.should_stop && options_.should_stop()) {
+      return CancelledError("the capture was stopped");
+    }
+    return Status::Ok();
+  };
+  PR_ASSIGN_OR_RETURN(session_, PageSession::Open(browser_, std::move(session)));
+  session_->Subscribe("", shared_, &Shared::OnEvent);
   PR_RETURN_IF_ERROR(Call("Runtime.enable").status());
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()).status());
-  PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
   PR_RETURN_IF_ERROR(Call("Page.enable").status());
   PR_RETURN_IF_ERROR(
       Call("Network.enable", json{{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}.dump())
@@ -218,7 +196,7 @@ Status Snapshot::Prepare() {
 
 Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline) {
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
+    PR_RETURN_IF_ERROR(session_->Check());
     Clock::time_point now = Clock::now();
     MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
@@ -240,7 +218,7 @@ Status Snapshot::Load() {
   }
   Clock::time_point deadline = start_ + options_.timeout;
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
+    PR_RETURN_IF_ERROR(session_->Check());
     MutexLock lock(&shared_->mu);
     if (shared_->http_status >= 400) {
       return FailedPreconditionError(PageName() + " answered HTTP " +
@@ -264,7 +242,7 @@ Status Snapshot::Load() {
 
 Status Snapshot::WaitNetworkIdle(Clock::time_point deadline) {
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
+    PR_RETURN_IF_ERROR(session_->Check());
     MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
     Clock::time_point now = Clock::now();
