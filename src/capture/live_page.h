@@ -22,10 +22,11 @@
 
 #include "base/status.h"
 #include "browser/browser.h"
-#include "browser/context.h"
 #include "capture/image.h"
 
 namespace pagereel::capture {
+
+class PageSession;
 
 struct LivePageOptions {
   std::string url;  // file://, http://, https:// or data:.
@@ -78,16 +79,13 @@ class LivePage {
   LivePage(browser::Browser& browser, const LivePageOptions& options);
   Status Start();
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
-  Result<cdp::Message> SendBeginFrame(const std::string& params);
 
   browser::Browser& browser_;
   const LivePageOptions options_;
   const std::string name_;
   std::string url_;
-  std::unique_ptr<browser::BrowserContext> context_;
-  std::string session_id_;
+  std::unique_ptr<PageSession> session_;
   std::shared_ptr<Shared> shared_;
-  uint64_t subscription_ = 0;
   std::chrono::nanoseconds last_frame_time_{0};
 };
 

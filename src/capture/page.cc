@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "base/mutex.h"
 #include "capture/page_script.h"
+#include "capture/page_session.h"
 #include "cdp/json_util.h"
 
 namespace pagereel::capture {
@@ -36,9 +36,11 @@ constexpr int64_t kFramePhaseUs = 500;
 // read longer gaps as a stalled tab and skip them (GSAP's lag smoothing starts at 500 ms,
 // d3-timer's at 1000 ms), so slow films get extra animation frames between theirs.
 constexpr int64_t kMaxTickGapMs = 300;
-// Tries for one frame's screenshot. The first beginFrame after a load comes back without
-// screenshotData about half the time ("Readback from surface failed"); repeating the same
-// frameTimeTicks fixed every case within 2-4 tries in DESIGN.md's probes.
+// Tries for one frame's screenshot. The first beginFrame after a load came back without
+// screenshotData ("Readback from surface failed") in 19 of 40 runs measured on
+// headless-shell 156 with 2 cores; sending the same frameTimeTicks again fixed every case
+// within 2-4 tries, with requestAnimationFrame still run once (docs/architecture.md,
+// "Driving the browser").
 constexpr int kScreenshotTries = 10;
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
@@ -50,12 +52,6 @@ std::string Dump(const json& j) { return j.dump(); }
 // Milliseconds as Chromium wants them, from exact microseconds: Chromium truncates
 // ms * 1000 to whole microseconds, so 0.4 us keeps the result on `us`.
 double Millis(int64_t us) { return (static_cast<double>(us) + 0.4) / 1000.0; }
-
-std::string Seconds(std::chrono::milliseconds d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", static_cast<double>(d.count()) / 1000.0);
-  return buf;
-}
 
 // What messages call the page: its name, else its URL; a data: URL (a whole document)
 // would fill the message, so only its start is shown.
@@ -70,45 +66,42 @@ std::string NameFor(const PageOptions& options) {
 }  // namespace
 
 struct Page::Shared {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string main_frame_id;       // Guarded by mu.
-  std::string navigated_to;        // Guarded by mu. Set when the main frame leaves our URL.
-  bool detached = false;           // Guarded by mu. The target closed or crashed.
-  bool renderer_crashed = false;   // Guarded by mu.
-  std::string detach_reason;       // Guarded by mu.
-  bool leaving = false;            // Guarded by mu. The top document began to unload.
-  std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
-  std::set<std::string> requested;  // Guarded by mu. Every URL the page asked for.
-  std::set<int64_t> contexts;      // Guarded by mu. Main worlds of the page's documents.
-  std::set<int64_t> video_contexts;  // Guarded by mu. Those of them that hold videos.
-  int64_t reports = 0;             // Guarded by mu. Animation frames the page reported...
-  int64_t last_report_ms = -1;     // Guarded by mu. ...and the film time of the last one.
-  int64_t frame = -1;              // Guarded by mu. The frame being made (for messages).
-  // Guarded by mu. Raw events for PageMessages, with the frame they came in; parsed by
-  // TakeMessages on the page's thread. At most kMaxMessages between two calls.
-  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages;
+  Mutex mu;
+  CondVar cv;  // Signalled when reports, leaving or requests change.
+  std::string main_frame_id GUARDED_BY(mu);
+  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL.
+  bool closed GUARDED_BY(mu) = false;       // It called window.close().
+  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload.
+  std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
+  std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
+  std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
+  std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those of them that hold videos.
+  int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page reported...
+  int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
+  int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
+  // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
+  // the page's thread. At most kMaxMessages between two calls.
+  std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
 
-  void OnEvent(const cdp::Event& e);
+  void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
 
 void Page::Shared::OnEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   const std::string& method = e.method;
-  std::lock_guard lock(mu);
+  MutexLock lock(&mu);
   if (method == "Runtime.bindingCalled") {
     Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
     if (!payload.ok()) return;
     if (payload->rfind("frame:", 0) == 0) {
       ++reports;
       last_report_ms = std::atoll(payload->c_str() + 6);
-      cv.notify_all();
+      cv.SignalAll();
     } else if (*payload == "close") {
-      detached = true;
-      detach_reason = "it called window.close()";
+      closed = true;
     } else if (*payload == "leaving") {
       leaving = true;
-      cv.notify_all();
+      cv.SignalAll();
     } else if (payload->rfind("unseekable:", 0) == 0) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (*payload == "video") {
@@ -129,7 +122,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
   } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     if (id.ok()) requests.erase(*id);
-    cv.notify_all();
+    cv.SignalAll();
   } else if (method == "Runtime.executionContextCreated") {
     Result<bool> is_default = cdp::GetBool(m, {"params", "context", "auxData", "isDefault"});
     Result<double> id = cdp::GetNumber(m, {"params", "context", "id"});
@@ -145,10 +138,6 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     if (!frame_id.ok() || cdp::Has(m, {"params", "frame", "parentId"})) return;
     if (main_frame_id.empty()) return;  // Still loading our own URL.
     if (*frame_id == main_frame_id) navigated_to = url.ok() ? *url : "?";
-  } else if (method == "Inspector.targetCrashed") {
-    detached = true;
-    renderer_crashed = true;
-    detach_reason = "its renderer crashed";
   } else if (method == "Runtime.exceptionThrown" || method == "Runtime.consoleAPICalled" ||
              method == "Log.entryAdded") {
     if (method == "Runtime.consoleAPICalled") {
@@ -177,41 +166,15 @@ Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), name_(NameFor(options)),
       shared_(std::make_shared<Shared>()) {}
 
-Page::~Page() {
-  for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
-  context_.reset();  // Closes the target and disposes of the context.
-}
+Page::~Page() = default;  // The session closes the target and its context.
 
 std::string Page::Where() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return shared_->frame < 0 ? "while it loaded" : "at frame " + std::to_string(shared_->frame);
 }
 
 Result<cdp::Message> Page::Call(std::string_view method, std::string_view params) {
-  return Checked(method, browser_.client().Call(method, params, session_id_, options_.timeout));
-}
-
-Result<cdp::Message> Page::Checked(std::string_view method, Result<cdp::Message> reply) {
-  if (!reply.ok()) {
-    PR_RETURN_IF_ERROR(CheckStillOurs());
-    if (reply.status().code() == StatusCode::kUnavailable) {
-      return UnavailableError("the browser went away during " + std::string(method) + ": " +
-                              browser_.ExitDescription());
-    }
-    if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-      // The page's main thread answers every call; one that does not answer is running
-      // a script that does not end.
-      return DeadlineExceededError("the page " + name_ + " stopped responding " + Where() +
-                                   ": its script was busy for " + Seconds(options_.timeout) +
-                                   " without a pause (an endless loop?)");
-    }
-  }
-  return reply;
-}
-
-Result<cdp::Message> Page::SendBeginFrame(std::string_view params) {
-  return Checked("HeadlessExperimental.beginFrame",
-                 browser_.BeginFrame(session_id_, params, options_.timeout));
+  return session_->Call(method, params);
 }
 
 Result<cdp::Message> Page::Evaluate(const std::string& expression, bool await_promise) {
@@ -232,16 +195,12 @@ std::string Page::FileName(const std::string& url) const {
   return url == options_.url ? "the document itself" : url;
 }
 
-Status Page::CheckStillOurs() const {
-  std::lock_guard lock(shared_->mu);
-  if (shared_->detached && shared_->renderer_crashed) {
-    // Worth a retry on a fresh browser, like a browser crash (often memory).
-    return UnavailableError("the page " + name_ + " crashed its renderer");
-  }
-  if (shared_->detached) {
-    return FailedPreconditionError("the page " + name_ + " stopped: " +
-                                   shared_->detach_reason +
-                                   "; a page must stay open while it renders");
+Status Page::CheckDocument() const {
+  MutexLock lock(&shared_->mu);
+  if (shared_->closed) {
+    return FailedPreconditionError("the page " + name_ +
+                                   " stopped: it called window.close(); a page must stay open "
+                                   "while it renders");
   }
   if (!shared_->navigated_to.empty()) {
     return FailedPreconditionError("the page " + name_ + " navigated away to " +
@@ -253,8 +212,7 @@ Status Page::CheckStillOurs() const {
 
 Result<std::unique_ptr<Page>> Page::Open(browser::Browser& browser, const PageOptions& options) {
   std::unique_ptr<Page> page(new Page(browser, options));
-  PR_RETURN_IF_ERROR(page->CreateTarget());
-  page->Subscribe();
+  PR_RETURN_IF_ERROR(page->OpenSession());
   PR_RETURN_IF_ERROR(page->Emulate());
   PR_RETURN_IF_ERROR(page->Load());
   PR_RETURN_IF_ERROR(page->WaitUntilReady());
@@ -263,43 +221,27 @@ Result<std::unique_ptr<Page>> Page::Open(browser::Browser& browser, const PageOp
   return page;
 }
 
-Status Page::CreateTarget() {
-  // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
-  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
-  PR_ASSIGN_OR_RETURN(browser::Target target,
-                      context_->CreateTarget(
-                          {.width = static_cast<int>(std::lround(options_.width / options_.scale)),
-                           .height = static_cast<int>(std::lround(options_.height / options_.scale)),
-                           .begin_frame_control = true}));
-  target_id_ = target.target_id;
-  session_id_ = target.session_id;
-  return Status::Ok();
-}
-
-void Page::Subscribe() {
-  cdp::Client& client = browser_.client();
-  std::weak_ptr<Shared> weak = shared_;
+Status Page::OpenSession() {
+  const int css_width = static_cast<int>(std::lround(options_.width / options_.scale));
+  const int css_height = static_cast<int>(std::lround(options_.height / options_.scale));
+  PR_ASSIGN_OR_RETURN(
+      session_,
+      PageSession::Open(
+          browser_,
+          {.name = "the page " + name_,
+           .context = options_.context,
+           .target = {.width = css_width, .height = css_height, .begin_frame_control = true},
+           .timeout = options_.timeout,
+           .where = [this] { return Where(); },
+           .check = [this] { return CheckDocument(); }}));
   // Everything the page's session says goes through one handler, on the reader thread.
-  subscriptions_.push_back(client.Subscribe("", session_id_, [weak](const cdp::Event& e) {
-    if (auto shared = weak.lock()) shared->OnEvent(e);
-  }));
-  std::string target_id = target_id_;
-  subscriptions_.push_back(
-      client.Subscribe("Target.detachedFromTarget", "", [weak, target_id](const cdp::Event& e) {
-        auto shared = weak.lock();
-        if (!shared) return;
-        Result<std::string> id = cdp::GetString(*e.message, {"params", "targetId"});
-        if (!id.ok() || *id != target_id) return;
-        std::lock_guard lock(shared->mu);
-        shared->detached = true;
-        shared->detach_reason = "its target was detached";
-      }));
+  session_->Subscribe("", shared_, &Shared::OnEvent);
+  return Status::Ok();
 }
 
 Status Page::Emulate() {
   PR_RETURN_IF_ERROR(Call("Runtime.enable").status());  // Contexts, bindings, exceptions.
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", Dump({{"name", "__pagereelSignal"}})).status());
-  PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
   PR_RETURN_IF_ERROR(Call("Page.enable").status());
   PR_RETURN_IF_ERROR(Call("Log.enable").status());
   PR_RETURN_IF_ERROR(
@@ -363,26 +305,26 @@ Status Page::Load() {
       Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
           .status());
 
-  cdp::EventWaiter loaded = browser_.client().Expect("Page.loadEventFired", session_id_);
+  cdp::EventWaiter loaded = session_->Expect("Page.loadEventFired");
   PR_ASSIGN_OR_RETURN(cdp::Message nav, Call("Page.navigate", Dump({{"url", options_.url}})));
   if (Result<std::string> error = cdp::GetString(nav, {"result", "errorText"}); error.ok()) {
     return FailedPreconditionError("could not load " + name_ + ": " + *error);
   }
-  PR_RETURN_IF_ERROR(WaitFor(loaded, [&] {
+  PR_RETURN_IF_ERROR(WaitFor("Page.loadEventFired", loaded, [&] {
     std::string waiting;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       if (!shared_->requests.empty()) {
         waiting = "; still waiting for " + std::to_string(shared_->requests.size()) +
                   " file(s), such as " + FileName(shared_->requests.begin()->second);
       }
     }
     return DeadlineExceededError("the page " + name_ + " did not finish loading within " +
-                                 Seconds(options_.timeout) + " (its load event never fired" +
+                                 SecondsText(options_.timeout) + " (its load event never fired" +
                                  waiting + ")");
   }));
   if (Result<std::string> frame_id = cdp::GetString(nav, {"result", "frameId"}); frame_id.ok()) {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     shared_->main_frame_id = *frame_id;
   }
 
@@ -408,18 +350,18 @@ Status Page::WaitUntilReady() {
   for (;;) {
     std::string in_flight;
     {
-      std::unique_lock lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       // In slices, so a capture that is no longer wanted stops within one.
       for (;;) {
         Clock::time_point until = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
-        if (shared_->cv.wait_until(lock, until, [&] { return shared_->requests.empty(); }) ||
-            Clock::now() >= deadline || Stopped()) {
-          break;
+        while (!shared_->requests.empty()) {
+          if (!shared_->cv.WaitUntil(&shared_->mu, until)) break;
         }
+        if (shared_->requests.empty() || Clock::now() >= deadline || Stopped()) break;
       }
       if (!shared_->requests.empty()) in_flight = FileName(shared_->requests.begin()->second);
     }
-    PR_RETURN_IF_ERROR(CheckStillOurs());
+    PR_RETURN_IF_ERROR(session_->Check());
     if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
     PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()", true));
     PR_ASSIGN_OR_RETURN(std::string text, cdp::GetString(reply, {"result", "result", "value"}));
@@ -437,7 +379,8 @@ Status Page::WaitUntilReady() {
                             : !fonts           ? "its fonts (document.fonts.ready)"
                                                : "window.pagereel.ready to resolve";
       return DeadlineExceededError("the page " + name_ + " was not ready within " +
-                                   Seconds(options_.timeout) + ": still waiting for " + waiting);
+                                   SecondsText(options_.timeout) + ": still waiting for " +
+                                   waiting);
     }
     if (!in_flight.empty()) continue;
     PR_RETURN_IF_ERROR(AdvanceTo(virtual_us_ + kReadyStepUs));
@@ -456,7 +399,7 @@ Status Page::Start() {
   std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
   std::set<int64_t> contexts;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     contexts = shared_->contexts;
     shared_->frame = 0;
   }
@@ -497,7 +440,8 @@ Status Page::ReadContract() {
   return Status::Ok();
 }
 
-Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout) {
+Status Page::WaitFor(std::string_view event, cdp::EventWaiter& waiter,
+                     const std::function<Status()>& on_timeout) {
   // Short waits, so a page that navigated away or closed (which means the event will
   // never come) is reported at once rather than after the whole timeout.
   constexpr std::chrono::milliseconds kSlice{100};
@@ -505,13 +449,10 @@ Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on
   for (;;) {
     Result<cdp::Event> e = waiter.Wait(kSlice);
     if (e.ok()) return Status::Ok();
-    PR_RETURN_IF_ERROR(CheckStillOurs());
+    PR_RETURN_IF_ERROR(session_->Check());
     if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
     if (e.status().code() != StatusCode::kDeadlineExceeded) {
-      if (e.status().code() == StatusCode::kUnavailable) {
-        return UnavailableError("the browser went away: " + browser_.ExitDescription());
-      }
-      return e.status();
+      return session_->Explain("the wait for " + std::string(event), e.status());
     }
     if (Clock::now() >= deadline) return on_timeout();
   }
@@ -519,28 +460,27 @@ Status Page::WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on
 
 Status Page::AdvanceTo(int64_t virtual_us) {
   if (virtual_us <= virtual_us_) return Status::Ok();
-  cdp::EventWaiter expired =
-      browser_.client().Expect("Emulation.virtualTimeBudgetExpired", session_id_);
+  cdp::EventWaiter expired = session_->Expect("Emulation.virtualTimeBudgetExpired");
   PR_RETURN_IF_ERROR(Call("Emulation.setVirtualTimePolicy",
                           Dump({{"policy", "pauseIfNetworkFetchesPending"},
                                 {"budget", Millis(virtual_us - virtual_us_)}}))
                          .status());
-  PR_RETURN_IF_ERROR(WaitFor(expired, [&] {
+  PR_RETURN_IF_ERROR(WaitFor("Emulation.virtualTimeBudgetExpired", expired, [&] {
     std::string waiting;
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       if (!shared_->requests.empty()) waiting = " for " + FileName(shared_->requests.begin()->second);
     }
     // A page that still answers is held by a request; one that does not is stuck in script.
-    Result<cdp::Message> alive = browser_.client().Call(
-        "Runtime.evaluate", Dump({{"expression", "0"}}), session_id_, std::chrono::seconds(1));
+    Result<cdp::Message> alive =
+        session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), std::chrono::seconds(1));
     if (!alive.ok() && alive.status().code() == StatusCode::kDeadlineExceeded) {
       return DeadlineExceededError("the page " + name_ + " stopped responding " + Where() +
-                                   ": its script was busy for " + Seconds(options_.timeout) +
+                                   ": its script was busy for " + SecondsText(options_.timeout) +
                                    " without a pause (an endless loop?)");
     }
     return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
-                                 ": page time stood still for " + Seconds(options_.timeout) +
+                                 ": page time stood still for " + SecondsText(options_.timeout) +
                                  " waiting" + (waiting.empty() ? " on the network" : waiting) +
                                  " (a request that never finishes holds it)");
   }));
@@ -566,7 +506,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   std::string text = Dump(params);
   const int64_t expected = ticks_run_ + 1;
   if (screenshot == nullptr) {
-    PR_RETURN_IF_ERROR(SendBeginFrame(text).status());
+    PR_RETURN_IF_ERROR(session_->BeginFrame(text).status());
   } else {
     int attempt = 0;
     for (;; ++attempt) {
@@ -575,7 +515,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
                                 std::to_string(index) + " after " +
                                 std::to_string(kScreenshotTries) + " tries");
       }
-      PR_ASSIGN_OR_RETURN(cdp::Message reply, SendBeginFrame(text));
+      PR_ASSIGN_OR_RETURN(cdp::Message reply, session_->BeginFrame(text));
       if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
       PR_ASSIGN_OR_RETURN(*screenshot,
                           TakeScreenshot(std::move(reply), {"result", "screenshotData"}, index,
@@ -587,33 +527,41 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   // Every beginFrame must run the page's animation frame exactly once, at this time: a
   // frame drawn without one is a stale copy of the one before, and two would run the
   // page's own per-frame state ahead. pagereel's script reports each one.
-  std::unique_lock lock(shared_->mu);
-  shared_->cv.wait_for(lock, kReportWait,
-                       [&] { return shared_->reports >= expected || shared_->leaving; });
-  if (shared_->reports < expected) {
+  int64_t reports = 0;
+  int64_t last_report_ms = -1;
+  {
+    MutexLock lock(&shared_->mu);
+    const Clock::time_point deadline = Clock::now() + kReportWait;
+    while (shared_->reports < expected && !shared_->leaving) {
+      if (!shared_->cv.WaitUntil(&shared_->mu, deadline)) break;
+    }
+    reports = shared_->reports;
+    last_report_ms = shared_->last_report_ms;
+  }
+  if (reports < expected) {
     // A page on its way to another document runs no animation frame: wait for the
     // navigation to show, so the message names where it went.
-    lock.unlock();
     Clock::time_point deadline = Clock::now() + kReportWait;
     while (Clock::now() < deadline) {
-      PR_RETURN_IF_ERROR(CheckStillOurs());
+      PR_RETURN_IF_ERROR(session_->Check());
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    lock.lock();
+    MutexLock lock(&shared_->mu);
     if (shared_->leaving) {
       return FailedPreconditionError("the page " + name_ + " navigated away at frame " +
                                      std::to_string(index) +
                                      "; pages must stay on one document while they render");
     }
+    reports = shared_->reports;
+    last_report_ms = shared_->last_report_ms;
   }
-  if (shared_->reports != expected || shared_->last_report_ms != film_ms) {
-    std::string seen = shared_->reports < expected
+  if (reports != expected || last_report_ms != film_ms) {
+    std::string seen = reports < expected
                            ? "without running the page's animation frame (it would repeat the "
                              "frame before)"
                            : "with the page's animation frame run " +
-                                 std::to_string(shared_->reports - ticks_run_) +
-                                 " times, the last at " +
-                                 std::to_string(shared_->last_report_ms) + " ms";
+                                 std::to_string(reports - ticks_run_) + " times, the last at " +
+                                 std::to_string(last_report_ms) + " ms";
     return InternalError("frame " + std::to_string(index) + " (" + std::to_string(film_ms) +
                          " ms) of " + name_ + " was made " + seen +
                          "; this is a fault in pagereel or the browser, please report it");
@@ -624,9 +572,9 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
 }
 
 Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
-  PR_RETURN_IF_ERROR(CheckStillOurs());
+  PR_RETURN_IF_ERROR(session_->Check());
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     shared_->frame = index;
   }
   const int64_t frame_ms = FrameTimeMillis(index, options_.fps);
@@ -653,7 +601,7 @@ Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
 Status Page::SyncVideos() {
   std::set<int64_t> contexts;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     contexts = shared_->video_contexts;
   }
   if (contexts.empty()) return Status::Ok();
@@ -669,13 +617,13 @@ Status Page::SyncVideos() {
                                        {"returnByValue", true},
                                        {"contextId", context}}));
     if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError("the page " + name_ + " did not show its videos " +
-                                   Where() + ": seeking a video to the frame's time took longer "
-                                   "than " + Seconds(options_.timeout));
+      return DeadlineExceededError("the page " + name_ + " did not show its videos " + Where() +
+                                   ": seeking a video to the frame's time took longer than " +
+                                   SecondsText(options_.timeout));
     }
     if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) {
       // The document went away (or replaced pagereel's script); forget it.
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       shared_->video_contexts.erase(context);
     }
   }
@@ -718,7 +666,7 @@ Status Page::JumpTo(int64_t index) {
 }
 
 std::vector<std::string> Page::requested_urls() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return {shared_->requested.begin(), shared_->requested.end()};
 }
 
@@ -733,7 +681,7 @@ Result<EncodedFrame> Page::Capture(int64_t index) {
 std::vector<PageMessage> Page::TakeMessages() {
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> raw;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     raw.swap(shared_->messages);
   }
   std::vector<PageMessage> out;

@@ -37,6 +37,8 @@
 
 namespace pagereel::capture {
 
+class PageSession;
+
 struct PageOptions {
   std::string url;  // file://, http://, https:// or data:.
   // Pixels of each frame. The page is laid out at width/scale x height/scale CSS pixels.
@@ -130,8 +132,7 @@ class Page {
   enum class Draw { kNo, kYes };
 
   Page(browser::Browser& browser, const PageOptions& options);
-  Status CreateTarget();
-  void Subscribe();
+  Status OpenSession();
   Status Emulate();
   Status Load();
   Status WaitUntilReady();
@@ -144,13 +145,15 @@ class Page {
   Status SyncVideos();
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
-  Status WaitFor(cdp::EventWaiter& waiter, const std::function<Status()>& on_timeout);
+  // Waits for `event` on `waiter`, noticing meanwhile a page that stopped or is no longer
+  // wanted; `on_timeout` says why it did not come.
+  Status WaitFor(std::string_view event, cdp::EventWaiter& waiter,
+                 const std::function<Status()>& on_timeout);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
-  Result<cdp::Message> SendBeginFrame(std::string_view params);
-  // `reply` to `method`, with a failure explained in the page's terms.
-  Result<cdp::Message> Checked(std::string_view method, Result<cdp::Message> reply);
   Result<cdp::Message> Evaluate(const std::string& expression, bool await_promise = false);
-  Status CheckStillOurs() const;
+  // The page's own reasons to stop (it closed itself or navigated away), which its session
+  // asks after its own (a crashed renderer, a detached target).
+  Status CheckDocument() const;
   bool Stopped() const { return options_.should_stop && options_.should_stop(); }
   // A file the page waits for, as messages name it (the page's own URL may be a data: URL).
   std::string FileName(const std::string& url) const;
@@ -160,9 +163,7 @@ class Page {
   browser::Browser& browser_;
   const PageOptions options_;
   const std::string name_;  // For messages.
-  std::unique_ptr<browser::BrowserContext> context_;
-  std::string target_id_;
-  std::string session_id_;
+  std::unique_ptr<PageSession> session_;
   int64_t ticks_base_us_ = 0;    // virtualTimeTicksBase: monotonic time at virtual time 0.
   int64_t origin_us_ = 0;        // Virtual time of frame 0 (always a whole ms plus 500 us).
   std::optional<double> declared_duration_;
@@ -174,7 +175,6 @@ class Page {
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool jumped_ = false;
   std::shared_ptr<Shared> shared_;
-  std::vector<uint64_t> subscriptions_;
 };
 
 }  // namespace pagereel::capture

@@ -3,17 +3,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <thread>
 
 extern "C" {
 #include <libavutil/base64.h>
 }
 
+#include "base/mutex.h"
 #include "capture/image.h"
+#include "capture/page_session.h"
 #include "capture/snapshot_script.h"
 #include "cdp/json_util.h"
 
@@ -59,25 +59,26 @@ std::string HtmlDataUrl(const std::string& html) {
 
 // What the DevTools reader thread learns about the page, for the thread that waits.
 struct Snapshot::Shared {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string main_frame_id;                    // Guarded by mu.
-  std::string document_request;                 // Guarded by mu.
-  int http_status = 0;                          // Guarded by mu.
-  std::string network_error;                    // Guarded by mu.
-  bool loaded = false;                          // Guarded by mu.
-  bool crashed = false;                         // Guarded by mu.
-  std::map<std::string, std::string> requests;  // Guarded by mu. In flight: id -> URL.
-  Clock::time_point idle_since = Clock::now();  // Guarded by mu. When requests emptied.
-  std::string signal;                           // Guarded by mu. "trigger", "ready", ...
+  Mutex mu;
+  // Signalled when a request ends, the page loads or signals, or its renderer crashes (the
+  // session, whose handler runs first, holds that; a wait here learns of it at once).
+  CondVar cv;
+  std::string main_frame_id GUARDED_BY(mu);
+  std::string document_request GUARDED_BY(mu);
+  int http_status GUARDED_BY(mu) = 0;
+  std::string network_error GUARDED_BY(mu);
+  bool loaded GUARDED_BY(mu) = false;
+  std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
+  Clock::time_point idle_since GUARDED_BY(mu) = Clock::now();  // When requests emptied.
+  std::string signal GUARDED_BY(mu);  // "trigger", "ready", ...
 
-  void OnEvent(const cdp::Event& e);
+  void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
 
 void Snapshot::Shared::OnEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   const std::string& method = e.method;
-  std::lock_guard lock(mu);
+  MutexLock lock(&mu);
   if (method == "Network.requestWillBeSent") {
     // Media and event streams stay open for as long as the page lives: waiting for them
     // would wait for ever.
@@ -105,17 +106,16 @@ void Snapshot::Shared::OnEvent(const cdp::Event& e) {
       network_error = text.ok() ? *text : "failed";
     }
     if (requests.erase(*id) > 0 && requests.empty()) idle_since = Clock::now();
-    cv.notify_all();
+    cv.SignalAll();
   } else if (method == "Page.loadEventFired") {
     loaded = true;
-    cv.notify_all();
+    cv.SignalAll();
   } else if (method == "Runtime.bindingCalled") {
     Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
     if (payload.ok() && signal.empty()) signal = *payload;
-    cv.notify_all();
+    cv.SignalAll();
   } else if (method == "Inspector.targetCrashed") {
-    crashed = true;
-    cv.notify_all();
+    cv.SignalAll();
   }
 }
 
@@ -123,13 +123,10 @@ Snapshot::Snapshot(browser::Browser& browser, const SnapshotOptions& options)
     : browser_(browser), options_(options), start_(Clock::now()),
       shared_(std::make_shared<Shared>()) {}
 
-Snapshot::~Snapshot() {
-  for (uint64_t id : subscriptions_) browser_.client().Unsubscribe(id);
-  context_.reset();
-}
+Snapshot::~Snapshot() = default;  // The session closes the target and its context.
 
 int Snapshot::http_status() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   return shared_->http_status;
 }
 
@@ -146,51 +143,31 @@ Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
   return snapshot;
 }
 
-Status Snapshot::Interrupted() const {
-  if (options_.should_stop && options_.should_stop()) {
-    return CancelledError("the capture was stopped");
-  }
-  std::lock_guard lock(shared_->mu);
-  if (shared_->crashed) return UnavailableError(PageName() + " crashed its renderer");
-  return Status::Ok();
-}
-
-Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params,
-                                    milliseconds timeout) {
-  if (timeout.count() == 0) {
-    timeout = std::max(milliseconds(1), options_.timeout - Since(start_));
-  }
-  Result<cdp::Message> reply = browser_.client().Call(method, params, session_id_, timeout);
-  if (reply.ok()) return reply;
-  PR_RETURN_IF_ERROR(Interrupted());
-  if (reply.status().code() == StatusCode::kUnavailable ||
-      reply.status().code() == StatusCode::kCancelled) {
-    return UnavailableError("the browser went away during " + std::string(method) + ": " +
-                            browser_.ExitDescription());
-  }
-  if (reply.status().code() == StatusCode::kDeadlineExceeded) {
-    return DeadlineExceededError(PageName() + " did not answer within " +
-                                 std::to_string(options_.timeout.count()) +
-                                 " ms (a script that does not end?)");
-  }
-  return reply;
+Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params) {
+  // Every call is held to what is left of the capture's whole timeout.
+  return session_->Call(method, params,
+                        std::max(milliseconds(1), options_.timeout - Since(start_)));
 }
 
 Status Snapshot::Prepare() {
-  PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
-  PR_ASSIGN_OR_RETURN(browser::Target target,
-                      context_->CreateTarget({.width = options_.width,
-                                              .height = options_.height,
-                                              .begin_frame_control = false}));
-  session_id_ = target.session_id;
-  std::weak_ptr<Shared> weak = shared_;
-  subscriptions_.push_back(
-      browser_.client().Subscribe("", session_id_, [weak](const cdp::Event& e) {
-        if (auto shared = weak.lock()) shared->OnEvent(e);
-      }));
+  PageSessionOptions session;
+  session.name = PageName();
+  session.context = options_.context;
+  session.target.width = options_.width;
+  session.target.height = options_.height;
+  session.target.begin_frame_control = false;
+  session.timeout = options_.timeout;
+  // A capture whose client left fails with kCancelled, whatever the browser answered.
+  session.check = [this] {
+    if (options_.should_stop && options_.should_stop()) {
+      return CancelledError("the capture was stopped");
+    }
+    return Status::Ok();
+  };
+  PR_ASSIGN_OR_RETURN(session_, PageSession::Open(browser_, std::move(session)));
+  session_->Subscribe("", shared_, &Shared::OnEvent);
   PR_RETURN_IF_ERROR(Call("Runtime.enable").status());
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()).status());
-  PR_RETURN_IF_ERROR(Call("Inspector.enable").status());
   PR_RETURN_IF_ERROR(Call("Page.enable").status());
   PR_RETURN_IF_ERROR(
       Call("Network.enable", json{{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}.dump())
@@ -212,23 +189,23 @@ Status Snapshot::Prepare() {
   }
   PR_ASSIGN_OR_RETURN(cdp::Message tree, Call("Page.getFrameTree"));
   PR_ASSIGN_OR_RETURN(std::string frame_id, cdp::GetString(tree, {"result", "frameTree", "frame", "id"}));
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(&shared_->mu);
   shared_->main_frame_id = frame_id;
   return Status::Ok();
 }
 
 Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline) {
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
+    PR_RETURN_IF_ERROR(session_->Check());
     Clock::time_point now = Clock::now();
-    std::unique_lock lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
     if (now >= deadline) {
       return DeadlineExceededError(PageName() + " was not ready within " +
                                    std::to_string(options_.timeout.count()) + " ms");
     }
     if (now >= until) return Status::Ok();
-    shared_->cv.wait_until(lock, std::min({until, deadline, now + kPoll}));
+    shared_->cv.WaitUntil(&shared_->mu, std::min({until, deadline, now + kPoll}));
   }
 }
 
@@ -241,8 +218,8 @@ Status Snapshot::Load() {
   }
   Clock::time_point deadline = start_ + options_.timeout;
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
-    std::unique_lock lock(shared_->mu);
+    PR_RETURN_IF_ERROR(session_->Check());
+    MutexLock lock(&shared_->mu);
     if (shared_->http_status >= 400) {
       return FailedPreconditionError(PageName() + " answered HTTP " +
                                      std::to_string(shared_->http_status));
@@ -257,7 +234,7 @@ Status Snapshot::Load() {
                                    std::to_string(options_.timeout.count()) +
                                    " ms (its load event never fired)");
     }
-    shared_->cv.wait_for(lock, kPoll);
+    shared_->cv.WaitFor(&shared_->mu, kPoll);
   }
   report_.load = Since(start_);
   return Status::Ok();
@@ -265,8 +242,8 @@ Status Snapshot::Load() {
 
 Status Snapshot::WaitNetworkIdle(Clock::time_point deadline) {
   for (;;) {
-    PR_RETURN_IF_ERROR(Interrupted());
-    std::unique_lock lock(shared_->mu);
+    PR_RETURN_IF_ERROR(session_->Check());
+    MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
     Clock::time_point now = Clock::now();
     if (shared_->requests.empty() && now - shared_->idle_since >= kNetworkIdle) {
@@ -283,7 +260,7 @@ Status Snapshot::WaitNetworkIdle(Clock::time_point deadline) {
                                    std::to_string(options_.timeout.count()) +
                                    " ms: still loading " + pending);
     }
-    shared_->cv.wait_for(lock, kPoll);
+    shared_->cv.WaitFor(&shared_->mu, kPoll);
   }
 }
 
@@ -306,7 +283,7 @@ Status Snapshot::Wait() {
   Clock::time_point deadline = start_ + options_.timeout;
   auto finish = [&](std::string ended_by) {
     {
-      std::lock_guard lock(shared_->mu);
+      MutexLock lock(&shared_->mu);
       if (!shared_->signal.empty()) ended_by = shared_->signal;
     }
     report_.ended_by = std::move(ended_by);
@@ -343,7 +320,7 @@ Status Snapshot::Wait() {
   Result<bool> signals = cdp::GetBool(declared, {"result", "result", "value"});
   if (signals.ok() && *signals) {
     PR_RETURN_IF_ERROR(SleepUntil(deadline, deadline));
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(&shared_->mu);
     if (shared_->signal.rfind("rejected:", 0) == 0) {
       return FailedPreconditionError(PageName() + " rejected window.pagereel.ready: " +
                                      shared_->signal.substr(9));

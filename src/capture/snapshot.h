@@ -19,13 +19,14 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "base/status.h"
 #include "browser/browser.h"
 #include "browser/context.h"
 
 namespace pagereel::capture {
+
+class PageSession;
 
 enum class WaitMode {
   kAuto,         // See above.
@@ -119,18 +120,14 @@ class Snapshot {
   Status WaitQuiet(std::chrono::milliseconds cap, std::chrono::steady_clock::time_point deadline);
   Status SleepUntil(std::chrono::steady_clock::time_point until,
                     std::chrono::steady_clock::time_point deadline);
-  Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}",
-                            std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
-  Status Interrupted() const;  // Cancelled, crashed or navigated away: the reason.
+  Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
   std::string PageName() const;
 
   browser::Browser& browser_;
   const SnapshotOptions options_;
   std::chrono::steady_clock::time_point start_;
-  std::unique_ptr<browser::BrowserContext> context_;
-  std::string session_id_;
+  std::unique_ptr<PageSession> session_;
   std::shared_ptr<Shared> shared_;
-  std::vector<uint64_t> subscriptions_;
   WaitReport report_;
 };
 
