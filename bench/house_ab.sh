@@ -92,8 +92,8 @@ serve_part() {
     (cd "$here/serve/pages" && npm ci --no-audit --no-fund --loglevel=error >&2)
   fi
   node "$here/serve/pages/server.mjs" --port 8491 2>"$out/pages.log" &
-  local pages_pid=$!
-  trap 'kill $pages_pid 2>/dev/null || true' EXIT
+  pages_pid=$!
+  trap 'kill "${pages_pid:-}" 2>/dev/null || true' EXIT
   sleep 1
   : >"$out/serve.jsonl"
   for r in $(seq "$rounds"); do
