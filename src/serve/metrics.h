@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "http/prometheus.h"
+
 namespace pagereel::serve {
 
 // Durations in seconds, counted into fixed buckets.
@@ -24,8 +26,9 @@ class Histogram {
                                                          0.05,   0.1,     0.25,   1};
   explicit Histogram(const std::array<double, 12>& bounds = kBounds) : bounds_(bounds) {}
   void Observe(double seconds);
-  // Appends the histogram's lines, for a metric `name` with `labels` ("" or `a="b",...`).
-  void Render(const std::string& name, const std::string& labels, std::string& out) const;
+  // Writes the histogram's samples, for a metric `name` with `labels`.
+  void Render(const std::string& name, const http::PrometheusText::Labels& labels,
+              http::PrometheusText& out) const;
   int64_t count() const { return count_; }
   double sum() const { return sum_; }
   double max() const { return max_; }
