@@ -28,32 +28,32 @@ void Histogram::Render(const std::string& name, const http::PrometheusText::Labe
 }
 
 void Metrics::CaptureDone(const std::string& route, int status, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   captures_[{route, status}].Observe(seconds);
 }
 
 void Metrics::Waited(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   waits_.Observe(seconds);
 }
 
 void Metrics::Refused(const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++refused_[reason];
 }
 
 void Metrics::EgressRefused() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++egress_refused_;
 }
 
 void Metrics::HttpLag(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   http_lag_.Observe(seconds);
 }
 
 std::string Metrics::Prometheus(const Gauges& g) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   // Six significant digits, as this service has always written its sums and bounds.
   http::PrometheusText p(6);
   p.Family("pagereel_capture_duration_seconds", "histogram",
@@ -101,7 +101,7 @@ std::string Metrics::Prometheus(const Gauges& g) const {
 }
 
 std::string Metrics::Json(const Gauges& g) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   nlohmann::json captures = nlohmann::json::object();
   int64_t total = 0;
   for (const auto& [key, histogram] : captures_) {

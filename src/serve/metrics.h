@@ -6,10 +6,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "base/mutex.h"
 #include "http/prometheus.h"
 
 namespace pagereel::serve {
@@ -73,12 +73,12 @@ class Metrics {
   std::string Json(const Gauges& gauges) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, Histogram> captures_;  // Guarded by mu_.
-  Histogram waits_;                                            // Guarded by mu_.
-  std::map<std::string, int64_t> refused_;                     // Guarded by mu_.
-  int64_t egress_refused_ = 0;                                 // Guarded by mu_.
-  Histogram http_lag_{Histogram::kFineBounds};                 // Guarded by mu_.
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, int>, Histogram> captures_ GUARDED_BY(mu_);
+  Histogram waits_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> refused_ GUARDED_BY(mu_);
+  int64_t egress_refused_ GUARDED_BY(mu_) = 0;
+  Histogram http_lag_ GUARDED_BY(mu_){Histogram::kFineBounds};
 };
 
 }  // namespace pagereel::serve

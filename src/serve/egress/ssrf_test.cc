@@ -8,7 +8,6 @@
 #include <sys/time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -23,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/mutex.h"
 #include "browser/browser.h"
 #include "cdp/json_util.h"
 #include "serve/egress/policy.h"
@@ -200,17 +200,17 @@ class FetchGate {
       : client_(client), tab_(tab), allowed_(std::move(allowed_origin)) {
     subscription_ = client_.Subscribe("Fetch.requestPaused", tab_.session(), [this](const cdp::Event& e) {
       json params = json::parse(e.message->json)["params"];
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       paused_.push_back({params.value("requestId", ""), params["request"].value("url", "")});
-      cv_.notify_one();
+      cv_.Signal();
     });
     EXPECT_TRUE(tab_.Call("Fetch.enable", {{"patterns", {{{"urlPattern", "*"}}}}}).ok());
     thread_ = std::jthread([this](std::stop_token stop) {
       while (true) {
         std::pair<std::string, std::string> next;
         {
-          std::unique_lock lock(mu_);
-          cv_.wait(lock, [&] { return stop.stop_requested() || !paused_.empty(); });
+          MutexLock lock(&mu_);
+          while (!stop.stop_requested() && paused_.empty()) cv_.Wait(&mu_);
           if (stop.stop_requested()) return;
           next = paused_.front();
           paused_.erase(paused_.begin());
@@ -227,9 +227,9 @@ class FetchGate {
   }
   ~FetchGate() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       thread_.request_stop();
-      cv_.notify_one();
+      cv_.Signal();
     }
     thread_.join();
     client_.Unsubscribe(subscription_);
@@ -240,9 +240,9 @@ class FetchGate {
   Tab& tab_;
   std::string allowed_;
   uint64_t subscription_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::pair<std::string, std::string>> paused_;  // Guarded by mu_.
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::pair<std::string, std::string>> paused_ GUARDED_BY(mu_);
   std::jthread thread_;
 };
 
