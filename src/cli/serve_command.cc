@@ -3,13 +3,13 @@
 // users expect; a flag on the command line wins.
 #include <CLI/CLI.hpp>
 
+#include "app/serve_app.h"
 #include "cli/commands.h"
-#include "serve/serve_app.h"
 
 namespace pagereel::cli {
 
 void AddServeCommand(CLI::App& root, Action& run) {
-  auto request = std::make_shared<serve::ServeRequest>();
+  auto request = std::make_shared<app::ServeRequest>();
   CLI::App* cmd = root.add_subcommand(
       "serve", "Serve captures over HTTP: PNG, JPEG, WebP screenshots and PDFs of pages.");
   cmd->add_option("--listen", request->listen,
@@ -105,7 +105,7 @@ void AddServeCommand(CLI::App& root, Action& run) {
       "'http://127.0.0.1:8080/v1/pdf?format=A4'\n"
       "  curl -o chart.gif 'http://127.0.0.1:8080/v1/gif?url=https://example.com/chart&width=640&height=360&duration=2'\n"
       "  PAGEREEL_LISTEN=0.0.0.0:8080 PAGEREEL_TOKEN=secret pagereel serve --browsers 2");
-  cmd->callback([request, &run] { run = [request] { return serve::RunServe(*request); }; });
+  cmd->callback([request, &run] { run = [request] { return app::RunServe(*request); }; });
 }
 
 }  // namespace pagereel::cli

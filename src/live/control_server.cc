@@ -23,6 +23,10 @@
 #include <vector>
 
 #include "base/thread.h"
+#include "http/prometheus.h"
+#include "http/query.h"
+#include "http/session.h"
+#include "http/token.h"
 #include "live/operator_page.h"
 #include "base/pressure.h"
 
@@ -30,16 +34,12 @@ namespace pagereel::live {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using json = nlohmann::ordered_json;
 
 namespace {
 
-// How long an idle keep-alive connection, or a slow client's request, may take.
-constexpr std::chrono::seconds kIdleTimeout{60};
-constexpr size_t kMaxHeaderBytes = 16 * 1024;
 constexpr size_t kMaxBodyBytes = 1 << 20;  // Commands are small; update() data included.
 constexpr int kProgramPreviewWidth = 640;
 constexpr int kThumbnailWidth = 320;
@@ -50,7 +50,7 @@ constexpr size_t kMaxQueuedPushes = 4;
 constexpr std::chrono::seconds kCloseGrace{1};
 constexpr int kMaxFadeFrames = 100'000;
 
-using Response = http::response<http::string_body>;
+using http::Response;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -234,57 +234,6 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
           {"seconds", st.seconds}};
 }
 
-// Prometheus text exposition format 0.0.4: families with HELP and TYPE, label values
-// escaped.
-class PrometheusText {
- public:
-  using Labels = std::vector<std::pair<std::string, std::string>>;
-
-  void Family(const std::string& name, const char* type, const std::string& help) {
-    out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  }
-  void Sample(const std::string& name, const Labels& labels, double value) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.9g", value);
-    Write(name, labels, buf);
-  }
-  void Sample(const std::string& name, const Labels& labels, int64_t value) {
-    Write(name, labels, std::to_string(value));
-  }
-  std::string Take() { return std::move(out_); }
-
- private:
-  static std::string Escape(const std::string& value) {
-    std::string out;
-    for (char c : value) {
-      if (c == '\\') {
-        out += "\\\\";
-      } else if (c == '"') {
-        out += "\\\"";
-      } else if (c == '\n') {
-        out += "\\n";
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  }
-  void Write(const std::string& name, const Labels& labels, const std::string& value) {
-    out_ += name;
-    if (!labels.empty()) {
-      out_ += "{";
-      for (size_t i = 0; i < labels.size(); ++i) {
-        if (i > 0) out_ += ",";
-        out_ += labels[i].first + "=\"" + Escape(labels[i].second) + "\"";
-      }
-      out_ += "}";
-    }
-    out_ += " " + value + "\n";
-  }
-
-  std::string out_;
-};
-
 int HttpStatusOf(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
@@ -423,35 +372,11 @@ Result<Command> ParseCommand(CommandKind kind, const std::string& source, const 
   return c;
 }
 
-// %XX in a path segment decoded; nullopt when malformed.
-std::optional<std::string> PercentDecode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[i + 1])) ||
-        !std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      return std::nullopt;
-    }
-    out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-    i += 2;
-  }
-  return out;
-}
-
-// The value of `key` in a query string, decoded.
+// The value of the first `key` in a query string, decoded ('+' kept: RFC 3986, as the
+// operator page encodes it); nullopt when absent or badly escaped.
 std::optional<std::string> QueryValue(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    std::string_view param = query.substr(0, amp);
-    const size_t eq = param.find('=');
-    if (param.substr(0, eq) == key) {
-      return PercentDecode(eq == std::string_view::npos ? "" : param.substr(eq + 1));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
+  for (const http::QueryPair& pair : http::SplitQuery(query)) {
+    if (pair.name == key) return http::PercentDecode(pair.value, http::Plus::kPlus);
   }
   return std::nullopt;
 }
@@ -470,16 +395,6 @@ bool IsLoopbackHost(std::string_view host) {
   boost::system::error_code ec;
   const asio::ip::address address = asio::ip::make_address(name, ec);
   return !ec && address.is_loopback();
-}
-
-bool SameSecret(std::string_view given, std::string_view expected) {
-  // Constant time for a given length: the token must not leak through timing.
-  if (given.size() != expected.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ expected[i]);
-  }
-  return diff == 0;
 }
 
 }  // namespace
@@ -518,7 +433,7 @@ std::string StatusJson(const ShowStatus& status, std::string_view pressure_text)
 }
 
 std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
-  PrometheusText p;
+  http::PrometheusText p;
   p.Family("pagereel_live_ticks_total", "counter",
            "Ticks the frame clock made (one output frame each).");
   p.Sample("pagereel_live_ticks_total", {}, st.clock.ticks);
@@ -698,6 +613,7 @@ struct ControlServer::Impl {
   std::string host;
   uint16_t port = 0;
   bool loopback = false;
+  http::SessionOptions session_options;
 
   // The I/O context is declared first so it is destroyed last: the handlers still queued
   // in `calls` hold sessions whose sockets belong to it.
@@ -734,7 +650,7 @@ struct ControlServer::Impl {
   std::string ReadPressure() const;
   std::string StatusText() { return StatusJson(engine->CurrentStatus(), ReadPressure()); }
   bool Authorized(std::string_view authorization) const {
-    return options.token.empty() || SameSecret(authorization, "Bearer " + options.token);
+    return http::IsAuthorized(authorization, options.token);
   }
   // Runs `command`; `done` is called on the I/O thread with the outcome.
   void Execute(Command command, std::function<void(Outcome)> done);
@@ -872,10 +788,10 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   WsSession(tcp::socket socket, ControlServer::Impl& server)
       : ws_(std::move(socket)), server_(server) {}
 
-  void Accept(http::request<http::string_body> request) {
+  void Accept(http::Request request) {
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& r) { r.set(http::field::server, "pagereel"); }));
+        [](websocket::response_type& r) { r.set(beast::http::field::server, "pagereel"); }));
     ws_.read_message_max(kMaxBodyBytes);
     ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
       if (ec || self->server_.stopping) return;
@@ -939,86 +855,56 @@ class WsSession : public std::enable_shared_from_this<WsSession> {
   bool closing_ = false;
 };
 
-// One HTTP client connection: reads requests one after another (keep-alive), answers them
-// on the I/O thread, or hands a browser call to the calls thread and answers when it is
-// back; an upgrade on /ws becomes a WsSession.
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// One HTTP client connection (http::Session reads the requests, keep-alive, and writes
+// the answers with Cache-Control: no-store): answers each request on the I/O thread, or
+// hands a browser call to the calls thread and answers when it is back; an upgrade on /ws
+// becomes a WsSession.
+class HttpSession : public http::Session {
  public:
   HttpSession(tcp::socket socket, ControlServer::Impl& server)
-      : stream_(std::move(socket)), server_(server) {}
-
-  void Read() {
-    parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
-    parser_->header_limit(kMaxHeaderBytes);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
-  }
-
-  void Close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-  }
+      : http::Session(std::move(socket), server.session_options), server_(server) {}
 
  private:
-  void OnRead(beast::error_code ec) {
-    if (ec == http::error::body_limit) {
-      keep_alive_ = false;
-      return Write(Json(Failure(413, "the body is larger than 1 MiB, the most a command may be")));
-    }
-    if (ec == http::error::header_limit) {
-      keep_alive_ = false;
-      return Write(Json(Failure(431, "the request's headers are larger than 16 KiB")));
-    }
-    if (ec) {
-      if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
-          ec != asio::error::connection_reset && ec != asio::error::operation_aborted &&
-          stream_.socket().is_open()) {
-        keep_alive_ = false;
-        return Write(Json(Failure(400, "the request is not valid HTTP/1.1: " + ec.message())));
-      }
-      return Close();
-    }
-    request_ = parser_->release();
-    keep_alive_ = request_.keep_alive();
-    Route();
+  std::shared_ptr<HttpSession> Self() {
+    return std::static_pointer_cast<HttpSession>(shared_from_this());
+  }
+
+  Response ReadError(int status, const std::string& detail) override {
+    return Json(Failure(status, detail));
   }
 
   Response Json(const Outcome& outcome) {
-    Response r{static_cast<http::status>(outcome.status), 11};
-    r.set(http::field::content_type, "application/json");
+    Response r{static_cast<beast::http::status>(outcome.status), 11};
+    r.set(beast::http::field::content_type, "application/json");
     r.body() = Dump(outcome.body) + "\n";
-    if (outcome.status == 401) r.set(http::field::www_authenticate, "Bearer");
+    if (outcome.status == 401) r.set(beast::http::field::www_authenticate, "Bearer");
     return r;
   }
 
   Response Body(std::string content_type, std::string body) {
-    Response r{http::status::ok, 11};
-    r.set(http::field::content_type, std::move(content_type));
+    Response r{beast::http::status::ok, 11};
+    r.set(beast::http::field::content_type, std::move(content_type));
     r.body() = std::move(body);
     return r;
   }
 
   Response NotAllowed(const char* allowed) {
     Response r = Json(Failure(405, std::string("this route takes ") + allowed));
-    r.set(http::field::allow, allowed);
+    r.set(beast::http::field::allow, allowed);
     return r;
   }
 
   // A page of another site must not drive the show through a visitor's browser: the Host
   // of a loopback server must name this machine (no DNS rebinding), and a browser's Origin
   // must be this server.
-  std::optional<Outcome> CheckCaller() const {
-    const std::string_view host = request_[http::field::host];
+  std::optional<Outcome> CheckCaller(const http::Request& request) const {
+    const std::string_view host = request[beast::http::field::host];
     if (server_.loopback && !IsLoopbackHost(host)) {
       return Failure(403, "the Host header '" + Shown(host) +
                               "' does not name this machine; the control server on a loopback "
                               "address answers only requests for localhost, 127.0.0.1 or [::1]");
     }
-    const std::string_view origin = request_[http::field::origin];
+    const std::string_view origin = request[beast::http::field::origin];
     if (!origin.empty() && origin != "http://" + std::string(host)) {
       return Failure(403, "requests from pages of " + Shown(origin) +
                               " are refused; only the operator page served here may send "
@@ -1027,26 +913,28 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     return std::nullopt;
   }
 
-  void Route() {
-    const std::string_view target = request_.target();
+  void HandleRequest() override {
+    const http::Request& request = this->request();
+    const std::string_view target = request.target();
     const size_t question = target.find('?');
     const std::string_view path = target.substr(0, question);
     const std::string_view query =
         question == std::string_view::npos ? "" : target.substr(question + 1);
-    const http::verb method = request_.method();
-    const bool get = method == http::verb::get;
+    const beast::http::verb method = request.method();
+    const bool get = method == beast::http::verb::get;
 
-    if (std::optional<Outcome> refused = CheckCaller()) return Write(Json(*refused));
-    if (websocket::is_upgrade(request_)) {
+    if (std::optional<Outcome> refused = CheckCaller(request)) return Write(Json(*refused));
+    if (websocket::is_upgrade(request)) {
       if (path != "/ws") return Write(Json(Failure(404, "WebSocket connections go to /ws")));
       std::optional<std::string> token = QueryValue(query, "token");
-      if (!server_.Authorized(request_[http::field::authorization]) &&
+      if (!server_.Authorized(request[beast::http::field::authorization]) &&
           !(token && server_.Authorized("Bearer " + *token))) {
         return Write(Json(Failure(401,
                                   "this show's control needs its token: an \"Authorization: "
                                   "Bearer TOKEN\" header, or /ws?token=TOKEN")));
       }
-      std::make_shared<WsSession>(stream_.release_socket(), server_)->Accept(std::move(request_));
+      std::make_shared<WsSession>(stream().release_socket(), server_)
+          ->Accept(std::move(this->request()));
       return;
     }
     if (path == "/" || path == "/index.html") {
@@ -1064,10 +952,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     if (path == "/ws") {
       Response r = Json(Failure(426, "/ws is a WebSocket: connect with a WebSocket client"));
-      r.set(http::field::upgrade, "websocket");
+      r.set(beast::http::field::upgrade, "websocket");
       return Write(std::move(r));
     }
-    if (!server_.Authorized(request_[http::field::authorization])) {
+    if (!server_.Authorized(request[beast::http::field::authorization])) {
       return Write(Json(Failure(401,
                                 "this show's control needs its token: send \"Authorization: "
                                 "Bearer TOKEN\"")));
@@ -1077,7 +965,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       std::shared_ptr<const Picture> program = server_.engine->Program();
       if (!program) {
         Response r = Json(Failure(503, "no program picture yet: the show has not ticked"));
-        r.set(http::field::retry_after, "1");
+        r.set(beast::http::field::retry_after, "1");
         return Write(std::move(r));
       }
       Result<std::string> jpeg = server_.Preview(server_.program_jpeg, std::move(program),
@@ -1089,7 +977,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path.starts_with(kSources)) {
       const std::string_view rest = path.substr(kSources.size());
       const size_t slash = rest.find('/');
-      std::optional<std::string> id = PercentDecode(rest.substr(0, slash));
+      std::optional<std::string> id = http::PercentDecode(rest.substr(0, slash), http::Plus::kPlus);
       const std::string_view action = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
       if (!id)
         return Write(Json(Failure(400, "the source id in " + Shown(path) + " has a bad %-escape")));
@@ -1101,7 +989,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         std::shared_ptr<const Picture> picture = server_.engine->SourcePicture(*id);
         if (!picture) {
           Response r = Json(Failure(503, "source '" + *id + "' has made no picture yet"));
-          r.set(http::field::retry_after, "1");
+          r.set(beast::http::field::retry_after, "1");
           return Write(std::move(r));
         }
         Result<std::string> jpeg = server_.Preview(server_.thumbnails[*id], std::move(picture),
@@ -1110,8 +998,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return Write(Body("image/jpeg", std::move(jpeg).value()));
       }
       if (std::optional<CommandKind> kind = CommandNamed(action)) {
-        if (method != http::verb::post) return Write(NotAllowed("POST"));
-        const std::string& body = request_.body();
+        if (method != beast::http::verb::post) return Write(NotAllowed("POST"));
+        const std::string& body = request.body();
         json fields = json::object();
         if (body.find_first_not_of(" \t\r\n") != std::string::npos) {
           Result<json> parsed = ParseJson(body, "the body");
@@ -1120,7 +1008,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         }
         Result<Command> command = ParseCommand(*kind, *id, fields);
         if (!command.ok()) return Write(Json(Failure(command.status())));
-        server_.Execute(std::move(command).value(), [self = shared_from_this()](Outcome outcome) {
+        server_.Execute(std::move(command).value(), [self = Self()](Outcome outcome) {
           self->Write(self->Json(outcome));
         });
         return;
@@ -1134,27 +1022,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                 "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg}")));
   }
 
-  void Write(Response r) {
-    if (!stream_.socket().is_open()) return;
-    r.keep_alive(keep_alive_ && !server_.stopping);
-    r.set(http::field::server, "pagereel");
-    r.set(http::field::cache_control, "no-store");
-    r.prepare_payload();
-    auto response = std::make_shared<Response>(std::move(r));
-    stream_.expires_after(kIdleTimeout);
-    http::async_write(stream_, *response,
-                      [self = shared_from_this(), response](beast::error_code ec, size_t) {
-                        if (ec || !response->keep_alive()) return self->Close();
-                        self->Read();
-                      });
-  }
-
-  beast::tcp_stream stream_;
   ControlServer::Impl& server_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::request<http::string_body> request_;
-  bool keep_alive_ = true;
 };
 
 void ControlServer::Impl::Accept() {
@@ -1195,17 +1063,9 @@ ControlServer::~ControlServer() { Stop(); }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const ControlOptions& options) {
   const std::string& listen = options.listen;
-  const size_t colon = listen.rfind(':');
-  const std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
-  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (Lower(host) == "localhost") host = "127.0.0.1";
-  boost::system::error_code ec;
-  const asio::ip::address address = asio::ip::make_address(host, ec);
-  if (ec || port_text.empty() || port_text.size() > 5 ||
-      port_text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port_text) > 65535) {
+  const std::optional<tcp::endpoint> endpoint =
+      http::ParseListenAddress(listen, http::HostNames::kLocalhost);
+  if (!endpoint) {
     return InvalidArgumentError(
         "the control address '" + Shown(listen) +
         "' is not HOST:PORT with a numeric address or localhost "
@@ -1216,15 +1076,16 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const ControlOption
   if (impl->options.status_push_every <= std::chrono::milliseconds(0)) {
     impl->options.status_push_every = std::chrono::milliseconds(1000);
   }
-  const tcp::endpoint endpoint(address, static_cast<uint16_t>(std::stoi(port_text)));
-  impl->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl->acceptor.bind(endpoint, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return UnavailableError("cannot listen on " + listen + ": " + ec.message());
-  impl->host = address.to_string();
+  http::SessionOptions& session = impl->session_options;
+  session.max_body_bytes = kMaxBodyBytes;
+  session.body_too_large = "the body is larger than 1 MiB, the most a command may be";
+  session.close = http::CloseMode::kAtOnce;
+  session.no_store = true;
+  session.stopping = &impl->stopping;
+  PR_RETURN_IF_ERROR(http::Listen(impl->acceptor, *endpoint, listen));
+  impl->host = endpoint->address().to_string();
   impl->port = impl->acceptor.local_endpoint().port();
-  impl->loopback = address.is_loopback();
+  impl->loopback = endpoint->address().is_loopback();
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 

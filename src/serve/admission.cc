@@ -39,13 +39,13 @@ Admission::Admission(const AdmissionOptions& options) : options_(options) {
 
 Admission::~Admission() {
   Shutdown(std::chrono::milliseconds(0));
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   for (auto& worker : workers_) worker.join();
   expiry_.join();
 }
 
 Status Admission::Submit(std::shared_ptr<Job> job) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (stopping_) return UnavailableError("the service is shutting down");
   int free = options_.capacity - running_ - static_cast<int>(line_.size());
   if (free <= 0 && static_cast<int>(line_.size()) >= options_.max_waiting) {
@@ -54,12 +54,12 @@ Status Admission::Submit(std::shared_ptr<Job> job) {
   }
   job->enqueued = Clock::now();
   line_.push_back(std::move(job));
-  work_cv_.notify_one();
+  work_cv_.Signal();
   return Status::Ok();
 }
 
 bool Admission::Remove(const Job* job) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = std::find_if(line_.begin(), line_.end(), [&](const auto& j) { return j.get() == job; });
   if (it == line_.end()) return false;
   line_.erase(it);
@@ -67,17 +67,17 @@ bool Admission::Remove(const Job* job) {
 }
 
 int Admission::running() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return running_;
 }
 
 int Admission::waiting() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return static_cast<int>(line_.size());
 }
 
 int Admission::RetryAfterSeconds() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Clock::time_point now = Clock::now();
   int64_t recent = std::count_if(finished_.begin(), finished_.end(),
                                  [&](Clock::time_point t) { return now - t <= kDrainWindow; });
@@ -94,8 +94,8 @@ void Admission::WorkerLoop() {
   for (;;) {
     std::shared_ptr<Job> job;
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return !line_.empty() || stopping_; });
+      MutexLock lock(&mu_);
+      while (line_.empty() && !stopping_) work_cv_.Wait(&mu_);
       if (line_.empty()) return;  // Stopping, and nothing left.
       job = std::move(line_.front());
       line_.pop_front();
@@ -103,20 +103,20 @@ void Admission::WorkerLoop() {
     }
     job->run(Clock::now() - job->enqueued);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       --running_;
       Clock::time_point now = Clock::now();
       finished_.push_back(now);
       while (!finished_.empty() && now - finished_.front() > kDrainWindow) finished_.pop_front();
     }
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
 }
 
 void Admission::ExpiryLoop() {
-  std::unique_lock lock(mu_);
+  mu_.Lock();
   while (!stopping_) {
-    expiry_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    expiry_cv_.WaitFor(&mu_, std::chrono::milliseconds(50));
     Clock::time_point now = Clock::now();
     std::vector<std::shared_ptr<Job>> expired;
     for (auto it = line_.begin(); it != line_.end();) {
@@ -128,27 +128,33 @@ void Admission::ExpiryLoop() {
       }
     }
     if (expired.empty()) continue;
-    lock.unlock();
+    // Rejecting posts an answer to the HTTP thread: not under the lock.
+    mu_.Unlock();
     for (const auto& job : expired) {
       job->reject(ResourceExhaustedError(
           "the capture waited " + std::to_string(options_.max_wait.count()) +
           " ms for a free browser, the longest this service lets a capture wait"));
     }
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 int Admission::Shutdown(std::chrono::milliseconds grace) {
   std::deque<std::shared_ptr<Job>> rejected;
-  std::unique_lock lock(mu_);
-  stopping_ = true;
-  rejected.swap(line_);
-  work_cv_.notify_all();
-  expiry_cv_.notify_all();
-  lock.unlock();
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    rejected.swap(line_);
+    work_cv_.SignalAll();
+    expiry_cv_.SignalAll();
+  }
   for (const auto& job : rejected) job->reject(UnavailableError("the service is shutting down"));
-  lock.lock();
-  idle_cv_.wait_for(lock, grace, [&] { return running_ == 0; });
+  const Clock::time_point deadline = Clock::now() + grace;
+  MutexLock lock(&mu_);
+  while (running_ != 0) {
+    if (!idle_cv_.WaitUntil(&mu_, deadline)) break;  // The grace period is over.
+  }
   return running_;
 }
 

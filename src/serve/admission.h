@@ -9,14 +9,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace pagereel::serve {
@@ -52,39 +51,41 @@ class Admission {
 
   // Starts `job` on a free worker, or puts it in line. kResourceExhausted when the line is
   // full; kUnavailable once shutting down.
-  Status Submit(std::shared_ptr<Job> job);
+  Status Submit(std::shared_ptr<Job> job) EXCLUDES(mu_);
 
   // Takes a waiting job out of the line (its client left). False if it is not waiting
   // (already running or done).
-  bool Remove(const Job* job);
+  bool Remove(const Job* job) EXCLUDES(mu_);
 
   // Seconds a refused client should wait before trying again: the time the line takes to
   // move by its length at the rate it drained over the last minute, from 1 to 60.
-  int RetryAfterSeconds() const;
+  int RetryAfterSeconds() const EXCLUDES(mu_);
 
-  int running() const;
-  int waiting() const;
+  int running() const EXCLUDES(mu_);
+  int waiting() const EXCLUDES(mu_);
   int capacity() const { return options_.capacity; }
 
   // Refuses new jobs and rejects the waiting ones; waits up to `grace` for running jobs
   // and returns how many were still running then. Workers are joined by the destructor.
-  int Shutdown(std::chrono::milliseconds grace);
+  int Shutdown(std::chrono::milliseconds grace) EXCLUDES(mu_);
 
  private:
-  void WorkerLoop();
-  void ExpiryLoop();
+  void WorkerLoop() EXCLUDES(mu_);
+  void ExpiryLoop() EXCLUDES(mu_);
 
+  // Constant after construction.
   const AdmissionOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;    // Workers wait on it: a job or stopping.
-  std::condition_variable expiry_cv_;  // The expiry thread waits on it: stopping.
-  std::condition_variable idle_cv_;    // A worker finished a job.
-  std::deque<std::shared_ptr<Job>> line_;      // Guarded by mu_.
-  int running_ = 0;                            // Guarded by mu_.
-  bool stopping_ = false;                      // Guarded by mu_.
-  std::deque<Clock::time_point> finished_;     // Guarded by mu_. Completions, last minute.
   std::vector<std::thread> workers_;
   std::thread expiry_;
+
+  mutable Mutex mu_;
+  CondVar work_cv_;    // Workers wait on it: a job or stopping.
+  CondVar expiry_cv_;  // The expiry thread waits on it: stopping.
+  CondVar idle_cv_;    // A worker finished a job.
+  std::deque<std::shared_ptr<Job>> line_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::deque<Clock::time_point> finished_ GUARDED_BY(mu_);  // Completions, last minute.
 };
 
 }  // namespace pagereel::serve

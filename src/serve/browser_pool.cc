@@ -13,14 +13,14 @@ BrowserPool::BrowserPool(const PoolOptions& options) : options_(options) {}
 BrowserPool::~BrowserPool() {
   std::vector<std::unique_ptr<Slot>> slots;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     slots.swap(slots_);
   }
 }
 
 Status BrowserPool::Start() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     PR_RETURN_IF_ERROR(LaunchLocked().status());
   }
   MeasureMemory();  // So the first figures are not zero.
@@ -39,7 +39,7 @@ Result<BrowserPool::Slot*> BrowserPool::LaunchLocked() {
 
 Result<BrowserPool::Lease> BrowserPool::Acquire() {
   std::vector<std::unique_ptr<Slot>> unused;
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   unused = CollectLocked();
   Slot* best = nullptr;
   int active = 0;
@@ -68,7 +68,7 @@ Result<BrowserPool::Lease> BrowserPool::Acquire() {
 void BrowserPool::Release(Slot* slot) {
   std::vector<std::unique_ptr<Slot>> unused;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     --slot->in_flight;
     ++slot->done;
     if (!slot->retiring && options_.recycle_after > 0 && slot->done >= options_.recycle_after) {
@@ -90,11 +90,11 @@ std::vector<std::unique_ptr<BrowserPool::Slot>> BrowserPool::MeasureMemory() {
   if (now < due || !next_measure_ns_.compare_exchange_strong(due, now + kEveryNs)) return {};
   std::vector<pid_t> groups;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& slot : slots_) groups.push_back(slot->browser->pid());
   }
   std::map<pid_t, int64_t> rss = GroupResidentBytes(groups);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   stats_.browsers_rss_bytes = 0;
   for (const auto& [group, bytes] : rss) stats_.browsers_rss_bytes += bytes;
   if (options_.rss_limit_bytes <= 0) return {};
@@ -132,21 +132,21 @@ std::vector<std::unique_ptr<BrowserPool::Slot>> BrowserPool::CollectLocked() {
 }
 
 bool BrowserPool::Ready() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return std::any_of(slots_.begin(), slots_.end(), [](const auto& slot) {
     return !slot->retiring && slot->browser->client().connection_status().ok();
   });
 }
 
 PoolStats BrowserPool::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   PoolStats stats = stats_;
   stats.browsers = static_cast<int>(slots_.size());
   return stats;
 }
 
 void BrowserPool::KillAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& slot : slots_) slot->browser->Kill();
 }
 

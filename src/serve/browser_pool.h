@@ -8,12 +8,12 @@
 #ifndef PAGEREEL_SERVE_BROWSER_POOL_H_
 #define PAGEREEL_SERVE_BROWSER_POOL_H_
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "browser/browser.h"
 
@@ -50,17 +50,17 @@ class BrowserPool {
   Status Start();
 
   // A browser with room for one more capture (launching one when needed).
-  Result<Lease> Acquire();
+  Result<Lease> Acquire() EXCLUDES(mu_);
 
   // True when a browser is running and healthy (for /readyz).
-  bool Ready() const;
-  PoolStats Stats() const;  // Cheap: no /proc walk.
-
+  bool Ready() const EXCLUDES(mu_);
+  PoolStats Stats() const EXCLUDES(mu_);  // Cheap: no /proc walk.
 
   // Kills every browser now (shutdown after the grace period).
-  void KillAll();
+  void KillAll() EXCLUDES(mu_);
 
  private:
+  // Its fields are protected by mu_ (the analysis cannot name the pool's mutex here).
   struct Slot {
     std::unique_ptr<browser::Browser> browser;
     int in_flight = 0;
@@ -68,20 +68,20 @@ class BrowserPool {
     bool retiring = false;
     bool counted_crash = false;
   };
-  void Release(Slot* slot);
-  // Launches a browser into a new slot. REQUIRES: mu_ held.
-  Result<Slot*> LaunchLocked();
+  void Release(Slot* slot) EXCLUDES(mu_);
+  // Launches a browser into a new slot.
+  Result<Slot*> LaunchLocked() REQUIRES(mu_);
   // Retires dead browsers; returns slots nobody uses any more, to be destroyed unlocked.
-  std::vector<std::unique_ptr<Slot>> CollectLocked();
+  std::vector<std::unique_ptr<Slot>> CollectLocked() REQUIRES(mu_);
   // Measures the browsers' memory (one /proc walk, without the lock) and retires those
-  // over the limit; returns slots to destroy. At most once a second; call unlocked.
-  std::vector<std::unique_ptr<Slot>> MeasureMemory();
+  // over the limit; returns slots to destroy. At most once a second.
+  std::vector<std::unique_ptr<Slot>> MeasureMemory() EXCLUDES(mu_);
 
   const PoolOptions options_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Slot>> slots_;  // Guarded by mu_.
-  PoolStats stats_;                           // Guarded by mu_.
-  std::atomic<int64_t> next_measure_ns_{0};   // Steady clock; claimed by one thread.
+  std::atomic<int64_t> next_measure_ns_{0};  // Steady clock; claimed by one thread.
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
+  PoolStats stats_ GUARDED_BY(mu_);
 };
 
 class BrowserPool::Lease {

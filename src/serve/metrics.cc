@@ -3,29 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
 
 namespace pagereel::serve {
-
-namespace {
-
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-void Line(std::string& out, const std::string& name, const std::string& labels, const std::string& value) {
-  out += name;
-  if (!labels.empty()) out += "{" + labels + "}";
-  out += " " + value + "\n";
-}
-
-void Help(std::string& out, const std::string& name, const std::string& type, const std::string& help) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-}
-
-}  // namespace
 
 void Histogram::Observe(double seconds) {
   for (size_t i = 0; i < bounds_.size(); ++i) {
@@ -43,84 +22,86 @@ int64_t Histogram::CountAbove(double bound) const {
   return 0;
 }
 
-void Histogram::Render(const std::string& name, const std::string& labels, std::string& out) const {
-  std::string sep = labels.empty() ? "" : labels + ",";
-  for (size_t i = 0; i < bounds_.size(); ++i) {
-    Line(out, name + "_bucket", sep + "le=\"" + Num(bounds_[i]) + "\"", std::to_string(buckets_[i]));
-  }
-  Line(out, name + "_bucket", sep + "le=\"+Inf\"", std::to_string(count_));
-  Line(out, name + "_sum", labels, Num(sum_));
-  Line(out, name + "_count", labels, std::to_string(count_));
+void Histogram::Render(const std::string& name, const http::PrometheusText::Labels& labels,
+                       http::PrometheusText& out) const {
+  out.Histogram(name, labels, bounds_, buckets_, count_, sum_);
 }
 
 void Metrics::CaptureDone(const std::string& route, int status, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   captures_[{route, status}].Observe(seconds);
 }
 
 void Metrics::Waited(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   waits_.Observe(seconds);
 }
 
 void Metrics::Refused(const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++refused_[reason];
 }
 
 void Metrics::EgressRefused() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   ++egress_refused_;
 }
 
 void Metrics::HttpLag(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   http_lag_.Observe(seconds);
 }
 
 std::string Metrics::Prometheus(const Gauges& g) const {
-  std::lock_guard lock(mu_);
-  std::string out;
-  Help(out, "pagereel_capture_duration_seconds", "histogram",
-       "Time from a capture request's arrival to its answer, by route and HTTP status (499: client left).");
+  MutexLock lock(&mu_);
+  // Six significant digits, as this service has always written its sums and bounds.
+  http::PrometheusText p(6);
+  p.Family("pagereel_capture_duration_seconds", "histogram",
+           "Time from a capture request's arrival to its answer, by route and HTTP status (499: "
+           "client left).");
   for (const auto& [key, histogram] : captures_) {
     histogram.Render("pagereel_capture_duration_seconds",
-                     "route=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"", out);
+                     {{"route", key.first}, {"status", std::to_string(key.second)}}, p);
   }
-  Help(out, "pagereel_queue_wait_seconds", "histogram", "Time captures waited for a free browser.");
-  waits_.Render("pagereel_queue_wait_seconds", "", out);
-  Help(out, "pagereel_refused_total", "counter", "Captures refused with 503, by reason.");
+  p.Family("pagereel_queue_wait_seconds", "histogram", "Time captures waited for a free browser.");
+  waits_.Render("pagereel_queue_wait_seconds", {}, p);
+  p.Family("pagereel_refused_total", "counter", "Captures refused with 503, by reason.");
   for (const char* reason : {"queue_full", "wait_timeout", "shutting_down"}) {
     auto it = refused_.find(reason);
-    Line(out, "pagereel_refused_total", std::string("reason=\"") + reason + "\"",
-         std::to_string(it == refused_.end() ? 0 : it->second));
+    p.Sample("pagereel_refused_total", {{"reason", reason}},
+             it == refused_.end() ? int64_t{0} : it->second);
   }
-  Help(out, "pagereel_egress_refused_total", "counter", "Requests of pages refused by the egress policy.");
-  Line(out, "pagereel_egress_refused_total", "", std::to_string(egress_refused_));
-  Help(out, "pagereel_http_thread_lag_seconds", "histogram",
-       "How late the HTTP thread's 20 ms heartbeat ran (what a request waits before it is read).");
-  http_lag_.Render("pagereel_http_thread_lag_seconds", "", out);
-  Help(out, "pagereel_capacity", "gauge", "Captures that can run at once (browsers x per browser).");
-  Line(out, "pagereel_capacity", "", std::to_string(g.capacity));
-  Help(out, "pagereel_captures_running", "gauge", "Captures running now.");
-  Line(out, "pagereel_captures_running", "", std::to_string(g.running));
-  Help(out, "pagereel_queue_depth", "gauge", "Captures waiting for a free browser.");
-  Line(out, "pagereel_queue_depth", "", std::to_string(g.waiting));
-  Help(out, "pagereel_browsers", "gauge", "Browser processes running (retiring ones included).");
-  Line(out, "pagereel_browsers", "", std::to_string(g.browsers));
-  Help(out, "pagereel_browser_contexts_open", "gauge", "Browser contexts open (one per running capture).");
-  Line(out, "pagereel_browser_contexts_open", "", std::to_string(g.contexts_open));
-  Help(out, "pagereel_browser_restarts_total", "counter", "Browsers started after the first, by reason.");
-  Line(out, "pagereel_browser_restarts_total", "reason=\"crash\"", std::to_string(g.browsers_crashed));
-  Line(out, "pagereel_browser_restarts_total", "reason=\"recycle\"", std::to_string(g.browsers_recycled));
-  Help(out, "pagereel_resident_memory_bytes", "gauge", "Resident memory of pagereel and of its browsers.");
-  Line(out, "pagereel_resident_memory_bytes", "process=\"pagereel\"", std::to_string(g.self_rss_bytes));
-  Line(out, "pagereel_resident_memory_bytes", "process=\"browsers\"", std::to_string(g.browsers_rss_bytes));
-  return out;
+  p.Family("pagereel_egress_refused_total", "counter",
+           "Requests of pages refused by the egress policy.");
+  p.Sample("pagereel_egress_refused_total", {}, egress_refused_);
+  p.Family("pagereel_http_thread_lag_seconds", "histogram",
+           "How late the HTTP thread's 20 ms heartbeat ran (what a request waits before it is "
+           "read).");
+  http_lag_.Render("pagereel_http_thread_lag_seconds", {}, p);
+  p.Family("pagereel_capacity", "gauge", "Captures that can run at once (browsers x per browser).");
+  p.Sample("pagereel_capacity", {}, g.capacity);
+  p.Family("pagereel_captures_running", "gauge", "Captures running now.");
+  p.Sample("pagereel_captures_running", {}, g.running);
+  p.Family("pagereel_queue_depth", "gauge", "Captures waiting for a free browser.");
+  p.Sample("pagereel_queue_depth", {}, g.waiting);
+  p.Family("pagereel_browsers", "gauge", "Browser processes running (retiring ones included).");
+  p.Sample("pagereel_browsers", {}, g.browsers);
+  p.Family("pagereel_browser_contexts_open", "gauge",
+           "Browser contexts open (one per running capture).");
+  p.Sample("pagereel_browser_contexts_open", {}, g.contexts_open);
+  p.Family("pagereel_browser_restarts_total", "counter",
+           "Browsers started after the first, by reason.");
+  p.Sample("pagereel_browser_restarts_total", {{"reason", "crash"}}, g.browsers_crashed);
+  p.Sample("pagereel_browser_restarts_total", {{"reason", "recycle"}}, g.browsers_recycled);
+  p.Family("pagereel_resident_memory_bytes", "gauge",
+           "Resident memory of pagereel and of its browsers.");
+  p.Sample("pagereel_resident_memory_bytes", {{"process", "pagereel"}}, g.self_rss_bytes);
+  p.Sample("pagereel_resident_memory_bytes", {{"process", "browsers"}}, g.browsers_rss_bytes);
+  return p.Take();
 }
 
 std::string Metrics::Json(const Gauges& g) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   nlohmann::json captures = nlohmann::json::object();
   int64_t total = 0;
   for (const auto& [key, histogram] : captures_) {

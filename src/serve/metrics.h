@@ -6,9 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
+
+#include "base/mutex.h"
+#include "http/prometheus.h"
 
 namespace pagereel::serve {
 
@@ -24,8 +26,9 @@ class Histogram {
                                                          0.05,   0.1,     0.25,   1};
   explicit Histogram(const std::array<double, 12>& bounds = kBounds) : bounds_(bounds) {}
   void Observe(double seconds);
-  // Appends the histogram's lines, for a metric `name` with `labels` ("" or `a="b",...`).
-  void Render(const std::string& name, const std::string& labels, std::string& out) const;
+  // Writes the histogram's samples, for a metric `name` with `labels`.
+  void Render(const std::string& name, const http::PrometheusText::Labels& labels,
+              http::PrometheusText& out) const;
   int64_t count() const { return count_; }
   double sum() const { return sum_; }
   double max() const { return max_; }
@@ -70,12 +73,12 @@ class Metrics {
   std::string Json(const Gauges& gauges) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, Histogram> captures_;  // Guarded by mu_.
-  Histogram waits_;                                            // Guarded by mu_.
-  std::map<std::string, int64_t> refused_;                     // Guarded by mu_.
-  int64_t egress_refused_ = 0;                                 // Guarded by mu_.
-  Histogram http_lag_{Histogram::kFineBounds};                 // Guarded by mu_.
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, int>, Histogram> captures_ GUARDED_BY(mu_);
+  Histogram waits_ GUARDED_BY(mu_);
+  std::map<std::string, int64_t> refused_ GUARDED_BY(mu_);
+  int64_t egress_refused_ GUARDED_BY(mu_) = 0;
+  Histogram http_lag_ GUARDED_BY(mu_){Histogram::kFineBounds};
 };
 
 }  // namespace pagereel::serve

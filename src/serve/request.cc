@@ -1,7 +1,6 @@
 #include "serve/request.h"
 
-#include <boost/json.hpp>
-#include <boost/url.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -9,12 +8,15 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <vector>
+
+#include "http/query.h"
+#include "http/url.h"
 
 namespace pagereel::serve {
 
 namespace {
 
-namespace urls = boost::urls;
 using Params = std::map<std::string, std::string, std::less<>>;
 
 // Text fit to quote back to a client in an error message: short, printable.
@@ -39,69 +41,105 @@ bool HasControl(std::string_view text) {
 }
 
 // application/x-www-form-urlencoded, as query strings and HTML forms write it: pairs
-// joined by '&', '+' for a space, %XX for any byte. Written here because Boost.URL 1.81's
-// decoding views returned stray bytes past the decoded value in our tests.
-Result<std::string> FormDecode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '+') {
-      out += ' ';
-    } else if (c == '%') {
-      auto hex = [](char h) -> int {
-        if (h >= '0' && h <= '9') return h - '0';
-        if (h >= 'a' && h <= 'f') return h - 'a' + 10;
-        if (h >= 'A' && h <= 'F') return h - 'A' + 10;
-        return -1;
-      };
-      int hi = i + 2 < text.size() ? hex(text[i + 1]) : -1;
-      int lo = i + 2 < text.size() ? hex(text[i + 2]) : -1;
-      if (hi < 0 || lo < 0) return Bad("query", "has a % not followed by two hex digits");
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
+// joined by '&', '+' for a space, %XX for any byte. A name given twice keeps its last value.
 Status AddForm(std::string_view text, Params& params) {
-  while (!text.empty()) {
-    size_t amp = text.find('&');
-    std::string_view pair = text.substr(0, amp);
-    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
-    if (pair.empty()) continue;
-    size_t eq = pair.find('=');
-    PR_ASSIGN_OR_RETURN(std::string key, FormDecode(pair.substr(0, eq)));
-    PR_ASSIGN_OR_RETURN(std::string value,
-                        FormDecode(eq == std::string_view::npos ? "" : pair.substr(eq + 1)));
-    params[std::move(key)] = std::move(value);
+  for (const http::QueryPair& pair : http::SplitQuery(text)) {
+    std::optional<std::string> name = http::PercentDecode(pair.name, http::Plus::kSpace);
+    std::optional<std::string> value = http::PercentDecode(pair.value, http::Plus::kSpace);
+    if (!name || !value) return Bad("query", "has a % not followed by two hex digits");
+    params[std::move(*name)] = std::move(*value);
   }
   return Status::Ok();
 }
 
-Status AddJson(std::string_view text, Params& params) {
-  boost::system::error_code ec;
-  boost::json::value value = boost::json::parse(text, ec);
-  if (ec || !value.is_object()) {
-    return Bad("body", "is not a JSON object (send JSON with Content-Type application/json)");
-  }
-  for (const auto& [key, v] : value.as_object()) {
-    std::string name(key);
-    if (v.is_string()) {
-      params[name] = std::string(v.as_string());
-    } else if (v.is_bool()) {
-      params[name] = v.as_bool() ? "true" : "false";
-    } else if (v.is_int64() || v.is_uint64() || v.is_double()) {
-      params[name] = boost::json::serialize(v);
-    } else {
-      return Bad(name, "must be a string, a number or a boolean");
+// The fields of a JSON body, read as the parser meets them: strings as they are, booleans
+// as true or false, numbers as they were written (so 12.5 reads as the query's fps=12.5
+// would). A name given twice keeps its last value. Anything else in a field (null, an
+// array, an object) is an error naming the field, reported for the first such field once
+// the whole body has parsed; so is a body nested deeper than 32 levels, or one that is not
+// an object.
+class JsonFields final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  Status Read(std::string_view text, Params& params) {
+    const Status not_object =
+        Bad("body", "is not a JSON object (send JSON with Content-Type application/json)");
+    // The parser would skip a byte-order mark; JSON text has none (RFC 8259).
+    if (text.starts_with("\xEF\xBB\xBF")) return not_object;
+    if (!nlohmann::json::sax_parse(text, this) || !object_) return not_object;
+    const Field* first_bad = nullptr;
+    for (const auto& [name, field] : fields_) {
+      if (!field.value && (first_bad == nullptr || field.order < first_bad->order)) {
+        first_bad = &field;
+      }
     }
+    if (first_bad != nullptr) {
+      return Bad(*first_bad->name, "must be a string, a number or a boolean");
+    }
+    for (auto& [name, field] : fields_) params[name] = std::move(*field.value);
+    return Status::Ok();
   }
-  return Status::Ok();
-}
+
+  bool null() override { return Value(std::nullopt); }
+  bool boolean(bool value) override { return Value(value ? "true" : "false"); }
+  bool number_integer(number_integer_t value) override { return Value(std::to_string(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Value(std::to_string(value)); }
+  bool number_float(number_float_t, const string_t& text) override { return Value(text); }
+  bool string(string_t& value) override { return Value(std::move(value)); }
+  bool binary(binary_t&) override { return Value(std::nullopt); }
+  bool start_object(std::size_t) override { return Open(Container::kObject); }
+  bool key(string_t& name) override {
+    if (depth_ == 1) key_ = std::move(name);
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(Container::kArray); }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  // How deep a body may nest: Boost.JSON's default, which this service parsed bodies with
+  // before, so a body it took is still taken.
+  static constexpr int kMaxDepth = 32;
+
+  enum class Container { kObject, kArray };
+
+  struct Field {
+    const std::string* name = nullptr;  // The key of this entry in fields_.
+    size_t order = 0;                    // Where the name first appeared.
+    std::optional<std::string> value;    // nullopt: not a string, number or boolean.
+  };
+
+  bool Value(std::optional<std::string> value) {
+    if (depth_ == 1) Set(std::move(value));
+    return true;
+  }
+  bool Open(Container container) {
+    if (depth_ == 0) object_ = container == Container::kObject;
+    if (depth_ == 1) Set(std::nullopt);
+    return ++depth_ <= kMaxDepth;
+  }
+  bool Close() {
+    --depth_;
+    return true;
+  }
+  void Set(std::optional<std::string> value) {
+    auto [it, added] = fields_.try_emplace(key_);
+    if (added) {
+      it->second.name = &it->first;
+      it->second.order = fields_.size();
+    }
+    it->second.value = std::move(value);
+  }
+
+  int depth_ = 0;
+  bool object_ = false;
+  std::string key_;
+  std::map<std::string, Field> fields_;
+};
+
+Status AddJson(std::string_view text, Params& params) { return JsonFields().Read(text, params); }
 
 class Reader {
  public:
@@ -204,18 +242,75 @@ class Reader {
   std::set<std::string, std::less<>> used_;
 };
 
+// What the syntax of a URL says, before any part of it is read for its meaning.
+enum class UriSyntax {
+  kNotAbsolute,  // Not an absolute URI (RFC 3986, section 4.3).
+  kNoHost,       // An absolute URI without a host ("http:x", "http://", "http://u@:80/").
+  kAbsolute,
+};
+
+// The syntax the service has always asked of url=: a scheme, then only the characters a
+// URI may hold, every '%' starting an escape, brackets only in the authority (around an
+// IPv6 host), no fragment; and a host (after the last '@' of the authority, before the
+// port, as http::ParseUrl finds it). What the parts mean is http::ParseUrl's to say.
+UriSyntax SyntaxOf(std::string_view url) {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto hex = [&](char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  const size_t colon = url.find(':');
+  if (colon == std::string_view::npos || colon == 0 || !alpha(url[0])) {
+    return UriSyntax::kNotAbsolute;
+  }
+  for (char c : url.substr(0, colon)) {
+    if (!alpha(c) && !digit(c) && c != '+' && c != '-' && c != '.') return UriSyntax::kNotAbsolute;
+  }
+  std::string_view authority;  // After "//", up to / ? #.
+  if (url.substr(colon + 1, 2) == "//") {
+    authority = url.substr(colon + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+  }
+  const size_t authority_end = authority.empty() ? 0 : colon + 3 + authority.size();
+  static constexpr std::string_view kAllowed =
+      "-._~"          // Unreserved, besides letters and digits.
+      ":/?@"          // Delimiters (# would start a fragment; [] are the host's).
+      "!$&'()*+,;=";  // Sub-delimiters.
+  for (size_t i = colon + 1; i < url.size(); ++i) {
+    const char c = url[i];
+    if (alpha(c) || digit(c) || kAllowed.find(c) != std::string_view::npos) continue;
+    if ((c == '[' || c == ']') && i < authority_end) continue;
+    if (c == '%' && i + 2 < url.size() && hex(url[i + 1]) && hex(url[i + 2])) {
+      i += 2;
+      continue;
+    }
+    return UriSyntax::kNotAbsolute;
+  }
+  std::string_view host = authority.substr(authority.rfind('@') + 1);  // npos + 1 is 0.
+  if (!host.starts_with("[")) host = host.substr(0, host.rfind(':'));
+  return host.empty() ? UriSyntax::kNoHost : UriSyntax::kAbsolute;
+}
+
+// The service's own reading of url=, before the capture is queued: a URL that http::ParseUrl
+// (the parser the egress policy and proxy judge every request by) cannot read is refused
+// here; one it can read is judged by the policy when the capture runs.
 Status CheckUrl(const std::string& url) {
   if (url.size() > 8192) return Bad("url", "is longer than 8192 characters");
   if (HasControl(url) || url.find(' ') != std::string::npos) {
     return Bad("url", "must not hold spaces or control characters (percent-encode them)");
   }
-  urls::result<urls::url_view> parsed = urls::parse_absolute_uri(url);
-  if (!parsed) return Bad("url", "is not an absolute URL: " + Quote(url));
-  if (parsed->scheme_id() != urls::scheme::http && parsed->scheme_id() != urls::scheme::https) {
-    return Bad("url", "must be an http:// or https:// URL, not " + Quote(parsed->scheme()) +
+  const UriSyntax syntax = SyntaxOf(url);
+  if (syntax == UriSyntax::kNotAbsolute) return Bad("url", "is not an absolute URL: " + Quote(url));
+  const std::string_view scheme = std::string_view(url).substr(0, url.find(':'));
+  std::string lower(scheme);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower != "http" && lower != "https") {
+    return Bad("url", "must be an http:// or https:// URL, not " + Quote(scheme) +
                           " (to capture your own HTML, POST it)");
   }
-  if (parsed->encoded_host().empty()) return Bad("url", "has no host: " + Quote(url));
+  if (syntax == UriSyntax::kNoHost) return Bad("url", "has no host: " + Quote(url));
+  Result<http::UrlParts> parts = http::ParseUrl(url);
+  if (!parts.ok()) {
+    return Bad("url", Quote(url) + " is refused: " + std::string(parts.status().message()));
+  }
   return Status::Ok();
 }
 

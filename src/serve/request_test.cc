@@ -91,6 +91,17 @@ struct BadCase {
   std::string names;  // The message must start with this (the parameter's name).
 };
 
+// Each query is refused as kInvalidArgument with a message that starts as its case says.
+void ExpectEachRefused(const std::vector<BadCase>& cases) {
+  for (const BadCase& c : cases) {
+    Result<CaptureRequest> r = Get(c.route, c.query);
+    ASSERT_FALSE(r.ok()) << c.query;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.query;
+    EXPECT_EQ(r.status().message().substr(0, c.names.size()), c.names)
+        << c.query << " -> " << r.status().message();
+  }
+}
+
 TEST(CaptureRequestTest, EveryBadValueNamesItsParameter) {
   const std::string u = "url=https://example.com&";
   const std::vector<BadCase> cases = {
@@ -177,13 +188,7 @@ TEST(CaptureRequestTest, EveryBadValueNamesItsParameter) {
       {Route::kClip, u + "height=361&format=webm", "height: must be even"},
       {Route::kClip, u + "width=5000", "width: must be a whole number"},
   };
-  for (const BadCase& c : cases) {
-    Result<CaptureRequest> r = Get(c.route, c.query);
-    ASSERT_FALSE(r.ok()) << c.query;
-    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.query;
-    EXPECT_EQ(r.status().message().substr(0, c.names.size()), c.names)
-        << c.query << " -> " << r.status().message();
-  }
+  ExpectEachRefused(cases);
 }
 
 TEST(CaptureRequestTest, BadBodies) {
@@ -213,6 +218,78 @@ TEST(CaptureRequestTest, BadBodies) {
   r = ParseCaptureRequest(Route::kScreenshot, "/v1/screenshot?url=https%3A%2F%2Fa.test%2", "", "", Limits{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message().substr(0, 6), "query:");
+}
+
+TEST(CaptureRequestTest, UrlsNeedTheSyntaxOfAnAbsoluteUriAndAHostTheEgressParserReads) {
+  for (const char* good :
+       {"url=http://x.test", "url=HTTPS://X.test:8443/a?b=c", "url=http://u:p@x.test/",
+        "url=https://[2001:db8::1]/", "url=http://x.test/a%2520b", "url=http://x.test/?q=%7E"}) {
+    Result<CaptureRequest> r = Get(Route::kScreenshot, good);
+    EXPECT_TRUE(r.ok()) << good << " -> " << r.status().ToString();
+  }
+  const std::vector<BadCase> cases = {
+      // Not absolute URIs (RFC 3986): a fragment, characters to percent-encode, a bad escape.
+      {Route::kScreenshot, "url=http://x.test/%23top", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=http://x.test/a%7Cb", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=http://x.test/%7B%7D", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=http://x.test/%25zz", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=http://x.test/%5B1%5D", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=http://x.test/\xc3\xa4", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=127.0.0.1:80", "url: is not an absolute URL: "},
+      {Route::kScreenshot, "url=localhost:80",
+       "url: must be an http:// or https:// URL, not 'localhost'"},
+      {Route::kScreenshot, "url=HTTP:x.test", "url: has no host: 'HTTP:x.test'"},
+      {Route::kScreenshot, "url=https://u@:80/", "url: has no host: "},
+      // Hosts and ports the egress policy could not judge are refused at once, naming why.
+      {Route::kScreenshot, "url=http://x.test:0/", "url: 'http://x.test:0/' is refused: its port"},
+      {Route::kScreenshot, "url=http://a!b.test/", "url: 'http://a!b.test/' is refused: the host"},
+      {Route::kScreenshot, "url=http://a%2541.test/",
+       "url: 'http://a%41.test/' is refused: the host"},
+      {Route::kScreenshot, "url=http://[::1/", "url: 'http://[::1/' is refused: its IPv6 host"},
+  };
+  ExpectEachRefused(cases);
+}
+
+TEST(CaptureRequestTest, JsonFieldsReadAsTheQueryWouldWithTheLastOfARepeatedName) {
+  auto post = [](Route route, const std::string& body) {
+    return ParseCaptureRequest(route, "/v1/x", "application/json", body, Limits{});
+  };
+  // A number is read as it was written: 12.5 frames a second, as fps=12.5 would be.
+  Result<CaptureRequest> r =
+      post(Route::kGif, R"({"url": "https://a.test", "fps": 12.5, "duration": 2.0, "width": 320})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->clip.fps, (Rational{25, 2}));
+  EXPECT_EQ(r->clip.frames, 25);
+  EXPECT_EQ(r->page.width, 320);
+  r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": [1], "width": 300})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->page.width, 300);
+  r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": 640.0})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "width: must be a whole number from 1 to 3840, not '640.0'");
+  r = post(Route::kScreenshot, R"({"url": "https://a.test", "b": null, "a": {}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "b: must be a string, a number or a boolean");
+  // Nested 32 deep is a field of the wrong kind; 33 deep, or a byte-order mark, is not JSON
+  // this service reads.
+  const std::string deep = R"({"url": "https://a.test", "x": )";
+  r = post(Route::kScreenshot, deep + std::string(31, '[') + std::string(31, ']') + "}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "x: must be a string, a number or a boolean");
+  const std::string not_json =
+      "body: is not a JSON object (send JSON with Content-Type application/json)";
+  r = post(Route::kScreenshot, deep + std::string(32, '[') + std::string(32, ']') + "}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), not_json);
+  r = post(Route::kScreenshot, "\xEF\xBB\xBF{\"url\": \"https://a.test\"}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), not_json);
+  for (const char* body :
+       {"{\"url\": \"\xff\"}", "{\"a\": 1,}", "{\"a\": 1} x", "[]", "{\"a\": 01}"}) {
+    r = post(Route::kScreenshot, body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().message(), not_json) << body;
+  }
 }
 
 }  // namespace

@@ -101,29 +101,29 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::Serve(const std::string& path, Response response) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   routes_[path] = std::move(response);
 }
 
 std::vector<std::string> HttpServer::Requests() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> out;
   for (const Request& r : requests_) out.push_back(r.method + " " + r.target);
   return out;
 }
 
 std::vector<HttpServer::Request> HttpServer::ReceivedRequests() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return requests_;
 }
 
 HttpServer::Response HttpServer::Answer(const Request& request) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     requests_.push_back(request);
   }
   if (handler_) return handler_(request);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = routes_.find(request.target.substr(0, request.target.find('?')));
   if (it == routes_.end()) return Response{.status = 404, .body = "not found"};
   return it->second;

@@ -12,11 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace pagereel::testing {
 
@@ -74,9 +75,9 @@ class HttpServer {
   const Handler handler_;  // Empty: the routes.
   uint16_t port_ = 0;
   std::atomic<int> connections_{0};
-  mutable std::mutex mu_;
-  std::map<std::string, Response> routes_;  // Guarded by mu_.
-  std::vector<Request> requests_;           // Guarded by mu_.
+  mutable Mutex mu_;
+  std::map<std::string, Response> routes_ GUARDED_BY(mu_);
+  std::vector<Request> requests_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -16,17 +16,15 @@
 
 #include "browser/browser.h"
 #include "serve/egress/proxy.h"
-#include "serve/egress/test_server.h"
-#include "serve/egress/test_tab.h"
+#include "testing/http_server.h"
+#include "testing/tab.h"
 
 namespace pagereel::serve::egress {
 namespace {
 
 using json = nlohmann::json;
-using testing::LoopbackServer;
-using testing::Tab;
-using testing::TestRequest;
-using testing::TestResponse;
+using pagereel::testing::HttpServer;
+using pagereel::testing::Tab;
 
 constexpr const char* kSecret = "pagereel-secret-7f3a";
 
@@ -48,11 +46,11 @@ class FileSchemeTest : public ::testing::Test {
     std::ofstream(dir_ / "dot.png", std::ios::binary)
         .write(reinterpret_cast<const char*>(kPng), sizeof kPng);
     std::ofstream(dir_ / "page.html") << Html();
-    site_ = std::make_unique<LoopbackServer>([this](const TestRequest& r) {
+    site_ = std::make_unique<HttpServer>([this](const HttpServer::Request& r) {
       if (r.target == "/redirect-to-file") {
-        return TestResponse{302, "text/plain", "", {{"Location", FileUrl("secret.txt")}}};
+        return HttpServer::Response{302, "text/plain", "", {{"Location", FileUrl("secret.txt")}}};
       }
-      return TestResponse{200, "text/html", Html(), {}};
+      return HttpServer::Response{200, "text/html", Html(), {}};
     });
     Result<Policy> policy = Policy::Parse({site_->Origin()});
     ASSERT_TRUE(policy.ok());
@@ -157,7 +155,7 @@ window.fileDone = (async () => {
   }
 
   std::filesystem::path dir_;
-  std::unique_ptr<LoopbackServer> site_;
+  std::unique_ptr<HttpServer> site_;
   std::unique_ptr<Proxy> proxy_;
   std::unique_ptr<browser::Browser> browser_;
 };

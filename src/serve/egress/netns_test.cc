@@ -22,17 +22,15 @@
 
 #include "browser/browser.h"
 #include "serve/egress/proxy.h"
-#include "serve/egress/test_server.h"
-#include "serve/egress/test_tab.h"
+#include "testing/http_server.h"
+#include "testing/tab.h"
 
 namespace pagereel::serve::egress {
 namespace {
 
 using json = nlohmann::json;
-using testing::LoopbackServer;
-using testing::Tab;
-using testing::TestRequest;
-using testing::TestResponse;
+using pagereel::testing::HttpServer;
+using pagereel::testing::Tab;
 
 constexpr const char* kInsideEnv = "PAGEREEL_EGRESS_INSIDE_NETNS";
 
@@ -101,8 +99,9 @@ window.done = Promise.all(urls.map(u => new Promise(r => {
   const i = new Image(); i.src = u + '?img'; document.body.appendChild(i);
 }))).then(() => new Promise(r => setTimeout(r, 300)));
 )JS";
-  LoopbackServer site([&](const TestRequest&) {
-    return TestResponse{200, "text/html", "<body><script>" + script + "</script></body>", {}};
+  HttpServer site([&](const HttpServer::Request&) {
+    return HttpServer::Response{200, "text/html", "<body><script>" + script + "</script></body>",
+                                {}};
   });
   // Twice: the proxy on the browser's command line, and a channel as a context's proxy.
   for (bool per_context : {false, true}) {

@@ -86,19 +86,9 @@ class Policy {
 // https; the host must resolve and pass the policy. Blocking (may resolve). The error is
 // InvalidArgument with a message for the client, naming the URL and the reason
 // ("http://10.0.0.1/ is refused: private address 10.0.0.1"), or NotFound when the host does
-// not resolve. The proxy still checks every request the page then makes.
+// not resolve. The proxy still checks every request the page then makes. URLs are read by
+// http::ParseUrl (http/url.h), as the proxy reads them.
 Status CheckUrl(const Policy& policy, std::string_view url);
-
-// Parts of an http(s), ws(s) URL, as the policy reads them. Strict: anything unusual in
-// the authority (backslashes, percent signs, non-ASCII, empty host) is an error, so a URL
-// that another parser might read differently is refused rather than guessed at.
-struct UrlParts {
-  std::string scheme;  // Lowercase.
-  std::string host;    // Lowercase, no trailing dot; IP literals in canonical form, no [].
-  uint16_t port = 0;   // The scheme's default when absent.
-  std::string path;    // From the first '/' (or '?'), "/" when empty; no fragment.
-};
-Result<UrlParts> ParseUrl(std::string_view url);
 
 }  // namespace pagereel::serve::egress
 

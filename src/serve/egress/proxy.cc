@@ -21,6 +21,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "base/thread.h"
+#include "http/url.h"
 
 namespace pagereel::serve::egress {
 
@@ -160,7 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
       request_line_ = "CONNECT " + target;
       // The authority form host:port, read as an https URL so the host is normalised the
       // same way as everywhere else.
-      Result<UrlParts> parts = ParseUrl("https://" + target);
+      Result<pagereel::http::UrlParts> parts = pagereel::http::ParseUrl("https://" + target);
       size_t bracket = target.rfind(']');
       size_t colon = target.rfind(':');
       bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
@@ -189,7 +190,7 @@ class Session : public std::enable_shared_from_this<Session> {
                        (tunnelled ? " must be tunnelled with CONNECT" : " is not allowed"));
         return;
       }
-      Result<UrlParts> parts = ParseUrl(target);
+      Result<pagereel::http::UrlParts> parts = pagereel::http::ParseUrl(target);
       if (!parts.ok()) {
         Fail(http::status::bad_request,
              "bad request target: " + std::string(parts.status().message()));

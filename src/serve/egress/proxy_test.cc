@@ -19,16 +19,14 @@
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
-#include "serve/egress/test_server.h"
+#include "testing/http_server.h"
 
 namespace pagereel::serve::egress {
 namespace {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
-using testing::LoopbackServer;
-using testing::TestRequest;
-using testing::TestResponse;
+using pagereel::testing::HttpServer;
 
 // A blocking client connection to the proxy, with a receive timeout so that no test hangs.
 class Client {
@@ -91,10 +89,10 @@ std::unique_ptr<Proxy> StartProxy(Policy policy, Recorded* recorded, ProxyOption
   return std::move(proxy).value();
 }
 
-TestResponse Ok(const TestRequest&) { return {200, "text/plain", "hello", {}}; }
+HttpServer::Response Ok(const HttpServer::Request&) { return {200, "text/plain", "hello", {}}; }
 
 TEST(ProxyTest, RefusesLoopbackByDefaultAndTheVictimSeesNothing) {
-  LoopbackServer victim(Ok);
+  HttpServer victim(Ok);
   Recorded recorded;
   auto proxy = StartProxy(Policy(), &recorded);
   std::string port = std::to_string(victim.port());
@@ -127,7 +125,7 @@ TEST(ProxyTest, RefusesLoopbackByDefaultAndTheVictimSeesNothing) {
 }
 
 TEST(ProxyTest, ANameMappedToLoopbackIsRefusedOnItsAddress) {
-  LoopbackServer victim(Ok);
+  HttpServer victim(Ok);
   std::string port = std::to_string(victim.port());
   Recorded recorded;
   auto proxy = StartProxy(*Policy::Parse({}, {"evil.test:*:127.0.0.1"}), &recorded);
@@ -144,7 +142,7 @@ TEST(ProxyTest, ANameMappedToLoopbackIsRefusedOnItsAddress) {
 }
 
 TEST(ProxyTest, RelaysAllowedPlainHttpOneRequestPerConnection) {
-  LoopbackServer origin(Ok);
+  HttpServer origin(Ok);
   std::string port = std::to_string(origin.port());
   Recorded recorded;
   auto proxy = StartProxy(*Policy::Parse({origin.Origin()}), &recorded);
@@ -155,7 +153,7 @@ TEST(ProxyTest, RelaysAllowedPlainHttpOneRequestPerConnection) {
   EXPECT_TRUE(reply.starts_with("HTTP/1.1 200 OK\r\n")) << reply;
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
   EXPECT_TRUE(reply.ends_with("\r\n\r\nhello")) << reply;
-  std::vector<TestRequest> seen = origin.ReceivedRequests();
+  std::vector<HttpServer::Request> seen = origin.ReceivedRequests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].method, "POST");
   EXPECT_EQ(seen[0].target, "/a?b=c");
@@ -168,7 +166,7 @@ TEST(ProxyTest, RelaysAllowedPlainHttpOneRequestPerConnection) {
 }
 
 TEST(ProxyTest, TunnelsAllowedConnect) {
-  LoopbackServer origin(Ok);
+  HttpServer origin(Ok);
   std::string port = std::to_string(origin.port());
   Recorded recorded;
   auto proxy = StartProxy(*Policy::Parse({"127.0.0.0/8"}), &recorded);
@@ -268,7 +266,7 @@ TEST(ProxyTest, SurvivesRandomInput) {
 TEST(ProxyTest, UnreachableAllowedDestinationIs502) {
   uint16_t closed_port;
   {
-    LoopbackServer gone(Ok);
+    HttpServer gone(Ok);
     closed_port = gone.port();
   }
   Recorded recorded;

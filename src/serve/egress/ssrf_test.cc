@@ -8,7 +8,6 @@
 #include <sys/time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -23,21 +22,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/mutex.h"
 #include "browser/browser.h"
 #include "cdp/json_util.h"
 #include "serve/egress/policy.h"
 #include "serve/egress/proxy.h"
-#include "serve/egress/test_server.h"
-#include "serve/egress/test_tab.h"
+#include "testing/http_server.h"
+#include "testing/tab.h"
 
 namespace pagereel::serve::egress {
 namespace {
 
 using json = nlohmann::json;
-using testing::Tab;
-using testing::LoopbackServer;
-using testing::TestRequest;
-using testing::TestResponse;
+using pagereel::testing::Tab;
+using pagereel::testing::HttpServer;
 
 // Counts UDP datagrams sent to it (a STUN server that never answers).
 class UdpVictim {
@@ -171,7 +169,7 @@ self.addEventListener('message', e => {
 });
 )JS";
 
-TestResponse ServeSite(const TestRequest& r, uint16_t victim, uint16_t udp) {
+HttpServer::Response ServeSite(const HttpServer::Request& r, uint16_t victim, uint16_t udp) {
   std::string path = r.target.substr(0, r.target.find('?'));
   if (path == "/attack.html") return {200, "text/html", AttackPage(victim, udp), {}};
   if (path == "/worker.js") return {200, "text/javascript", kWorker, {}};
@@ -202,17 +200,17 @@ class FetchGate {
       : client_(client), tab_(tab), allowed_(std::move(allowed_origin)) {
     subscription_ = client_.Subscribe("Fetch.requestPaused", tab_.session(), [this](const cdp::Event& e) {
       json params = json::parse(e.message->json)["params"];
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       paused_.push_back({params.value("requestId", ""), params["request"].value("url", "")});
-      cv_.notify_one();
+      cv_.Signal();
     });
     EXPECT_TRUE(tab_.Call("Fetch.enable", {{"patterns", {{{"urlPattern", "*"}}}}}).ok());
     thread_ = std::jthread([this](std::stop_token stop) {
       while (true) {
         std::pair<std::string, std::string> next;
         {
-          std::unique_lock lock(mu_);
-          cv_.wait(lock, [&] { return stop.stop_requested() || !paused_.empty(); });
+          MutexLock lock(&mu_);
+          while (!stop.stop_requested() && paused_.empty()) cv_.Wait(&mu_);
           if (stop.stop_requested()) return;
           next = paused_.front();
           paused_.erase(paused_.begin());
@@ -229,9 +227,9 @@ class FetchGate {
   }
   ~FetchGate() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       thread_.request_stop();
-      cv_.notify_one();
+      cv_.Signal();
     }
     thread_.join();
     client_.Unsubscribe(subscription_);
@@ -242,9 +240,9 @@ class FetchGate {
   Tab& tab_;
   std::string allowed_;
   uint64_t subscription_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::pair<std::string, std::string>> paused_;  // Guarded by mu_.
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<std::pair<std::string, std::string>> paused_ GUARDED_BY(mu_);
   std::jthread thread_;
 };
 
@@ -262,7 +260,7 @@ struct Outcome {
   int udp_packets = 0;
   json page_results;
   std::vector<Refusal> refusals;
-  std::vector<TestRequest> site_requests;
+  std::vector<HttpServer::Request> site_requests;
   uint64_t channel_refused = 0;
   json navigate_direct;
   json navigate_redirect;
@@ -270,13 +268,14 @@ struct Outcome {
 
 Outcome RunAttack(Route route) {
   Outcome out;
-  LoopbackServer victim([](const TestRequest&) {
-    return TestResponse{200, "text/html", "<p>victim</p>", {}};
+  HttpServer victim([](const HttpServer::Request&) {
+    return HttpServer::Response{200, "text/html", "<p>victim</p>", {}};
   });
   UdpVictim udp;
   uint16_t victim_port = victim.port();
   uint16_t udp_port = udp.port();
-  LoopbackServer site([&](const TestRequest& r) { return ServeSite(r, victim_port, udp_port); });
+  HttpServer site(
+      [&](const HttpServer::Request& r) { return ServeSite(r, victim_port, udp_port); });
 
   std::mutex mu;
   Result<Policy> policy = Policy::Parse({site.Origin()}, {"evil.test:*:127.0.0.1"});
@@ -333,7 +332,7 @@ Outcome RunAttack(Route route) {
     (*tab)->Evaluate("new Promise(r => setTimeout(r, 300))").status().IgnoreError();
   }
   browser->reset();
-  for (const TestRequest& r : victim.ReceivedRequests()) out.victim_paths.insert(r.target);
+  for (const HttpServer::Request& r : victim.ReceivedRequests()) out.victim_paths.insert(r.target);
   out.victim_connections = victim.connections();
   out.udp_packets = udp.packets();
   out.site_requests = site.ReceivedRequests();
@@ -378,7 +377,7 @@ void ExpectNothingReachesTheVictim(const Outcome& o) {
   // "Connection: close"; the browser's own say keep-alive.
   EXPECT_EQ(o.page_results.value("same_origin", ""), "ok: same-origin body");
   ASSERT_FALSE(o.site_requests.empty());
-  for (const TestRequest& r : o.site_requests) {
+  for (const HttpServer::Request& r : o.site_requests) {
     EXPECT_EQ(r.connection, "close") << r.target << " reached the site without the proxy";
   }
   std::set<std::string> refused;

@@ -1,7 +1,8 @@
-// Tab: one browser context with one attached page, for the egress integration tests
-// (test-only). Closed with its context on destruction. Calls block; one thread at a time.
-#ifndef PAGEREEL_SERVE_EGRESS_TEST_TAB_H_
-#define PAGEREEL_SERVE_EGRESS_TEST_TAB_H_
+// Tab: one browser context with one attached page, for tests and benchmarks that drive a
+// page over the DevTools protocol themselves (the egress tests and bench). Closed with its
+// context on destruction. Calls block; one thread at a time.
+#ifndef PAGEREEL_TESTING_TAB_H_
+#define PAGEREEL_TESTING_TAB_H_
 
 #include <chrono>
 #include <memory>
@@ -15,7 +16,7 @@
 #include "cdp/client.h"
 #include "cdp/json_util.h"
 
-namespace pagereel::serve::egress::testing {
+namespace pagereel::testing {
 
 using json = nlohmann::json;
 
@@ -72,7 +73,6 @@ class Tab {
   std::string session_;
 };
 
+}  // namespace pagereel::testing
 
-}  // namespace pagereel::serve::egress::testing
-
-#endif  // PAGEREEL_SERVE_EGRESS_TEST_TAB_H_
+#endif  // PAGEREEL_TESTING_TAB_H_

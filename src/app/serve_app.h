@@ -1,14 +1,14 @@
 // RunServe: `pagereel serve` from its command line to its exit status: checks the flags,
 // picks defaults from the host, starts the service and serves until SIGTERM or SIGINT,
 // then shuts down gracefully and exits 0.
-#ifndef PAGEREEL_SERVE_SERVE_APP_H_
-#define PAGEREEL_SERVE_SERVE_APP_H_
+#ifndef PAGEREEL_APP_SERVE_APP_H_
+#define PAGEREEL_APP_SERVE_APP_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace pagereel::serve {
+namespace pagereel::app {
 
 struct ServeRequest {
   std::string listen = "127.0.0.1:8080";
@@ -33,6 +33,6 @@ struct ServeRequest {
 
 int RunServe(const ServeRequest& request);
 
-}  // namespace pagereel::serve
+}  // namespace pagereel::app
 
-#endif  // PAGEREEL_SERVE_SERVE_APP_H_
+#endif  // PAGEREEL_APP_SERVE_APP_H_

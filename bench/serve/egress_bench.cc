@@ -26,13 +26,12 @@
 
 #include "browser/browser.h"
 #include "serve/egress/proxy.h"
-#include "serve/egress/test_server.h"
-#include "serve/egress/test_tab.h"
+#include "testing/http_server.h"
+#include "testing/tab.h"
 
 namespace egress = pagereel::serve::egress;
-using egress::testing::LoopbackServer;
-using egress::testing::TestRequest;
-using egress::testing::TestResponse;
+using pagereel::testing::HttpServer;
+using pagereel::testing::Tab;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -54,7 +53,7 @@ std::string Page() {
   return html + "</body></html>";
 }
 
-TestResponse Serve(const TestRequest& r) {
+HttpServer::Response Serve(const HttpServer::Request& r) {
   std::vector<std::pair<std::string, std::string>> no_store = {{"Cache-Control", "no-store"}};
   if (r.target == "/page.html") return {200, "text/html", Page(), no_store};
   if (r.target.ends_with(".css")) return {200, "text/css", "h1 { color: #333; }", no_store};
@@ -90,7 +89,7 @@ void RawGet(uint16_t connect_port, const std::string& request) {
 
 pagereel::Result<double> Capture(pagereel::browser::Browser& browser, const std::string& url) {
   auto start = Clock::now();
-  PR_ASSIGN_OR_RETURN(auto tab, egress::testing::Tab::Open(browser));
+  PR_ASSIGN_OR_RETURN(auto tab, Tab::Open(browser));
   PR_RETURN_IF_ERROR(tab->Call("Page.enable").status());
   // The page's script sets window.loaded on the load event; poll it (no event plumbing).
   PR_RETURN_IF_ERROR(tab->Navigate(url).status());
@@ -108,7 +107,7 @@ pagereel::Result<double> Capture(pagereel::browser::Browser& browser, const std:
 int main(int argc, char** argv) {
   int captures = argc > 1 ? std::atoi(argv[1]) : 40;
   int raw = argc > 2 ? std::atoi(argv[2]) : 2000;
-  LoopbackServer site(Serve);
+  HttpServer site(Serve);
   std::string origin = site.Origin();
   auto policy = egress::Policy::Parse({origin});
   auto proxy = egress::Proxy::Start(*policy, nullptr);

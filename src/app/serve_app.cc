@@ -1,4 +1,4 @@
-#include "serve/serve_app.h"
+#include "app/serve_app.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "base/process_memory.h"
 #include "serve/server.h"
 
-namespace pagereel::serve {
+namespace pagereel::app {
 
 namespace {
 
@@ -45,7 +45,7 @@ int RunServe(const ServeRequest& request) {
   if (request.browser_memory_mb < 0) return Usage("--browser-memory-mb must be 0 (no limit) or more");
   if (!(request.grace_seconds >= 0 && request.grace_seconds <= 3600)) return Usage("--grace must be from 0 to 3600 seconds");
 
-  ServeOptions options;
+  serve::ServeOptions options;
   options.listen = request.listen;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int by_memory = static_cast<int>(std::max<int64_t>(1, AvailableMemoryBytes() / kBytesPerBrowser));
@@ -80,7 +80,7 @@ int RunServe(const ServeRequest& request) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  Result<std::unique_ptr<Server>> server = Server::Start(options);
+  Result<std::unique_ptr<serve::Server>> server = serve::Server::Start(options);
   if (!server.ok()) {
     std::fprintf(stderr, "pagereel serve: %s\n", std::string(server.status().message()).c_str());
     return server.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
@@ -101,4 +101,4 @@ int RunServe(const ServeRequest& request) {
   return 0;
 }
 
-}  // namespace pagereel::serve
+}  // namespace pagereel::app

@@ -1,0 +1,195 @@
+#include "http/session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/field.hpp>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace pagereel::http {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// Answers every request with its method, target and body, as text.
+class EchoSession : public Session {
+ public:
+  using Session::Session;
+
+ private:
+  void HandleRequest() override {
+    Response r{boost::beast::http::status::ok, 11};
+    r.set(boost::beast::http::field::content_type, "text/plain");
+    r.body() = std::string(request().method_string()) + " " + std::string(request().target()) +
+               " " + request().body();
+    Write(std::move(r));
+  }
+  Response ReadError(int status, const std::string& detail) override {
+    Response r{static_cast<boost::beast::http::status>(status), 11};
+    r.body() = "refused: " + detail;
+    return r;
+  }
+};
+
+// EchoSessions on an ephemeral port of 127.0.0.1, on one I/O thread.
+class Server {
+ public:
+  explicit Server(SessionOptions options) : options_(std::move(options)) {
+    std::optional<tcp::endpoint> endpoint =
+        ParseListenAddress("127.0.0.1:0", HostNames::kNumericOnly);
+    Status listening = Listen(acceptor_, *endpoint, "127.0.0.1:0");
+    EXPECT_TRUE(listening.ok()) << listening.ToString();
+    Accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Server() {
+    io_.stop();
+    thread_.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept([this](boost::beast::error_code ec, tcp::socket socket) {
+      if (ec) return;
+      std::make_shared<EchoSession>(std::move(socket), options_)->Read();
+      Accept();
+    });
+  }
+
+  const SessionOptions options_;
+  asio::io_context io_{1};
+  tcp::acceptor acceptor_{io_};
+  std::thread thread_;
+};
+
+// Sends `request` on a new connection and returns everything read until the server closes.
+std::string Exchange(uint16_t port, const std::string& request) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  std::thread writer([&] {
+    boost::system::error_code ignored;
+    asio::write(socket, asio::buffer(request), ignored);
+  });
+  std::string reply;
+  boost::system::error_code ec;
+  asio::read(socket, asio::dynamic_buffer(reply), ec);
+  writer.join();
+  return reply;
+}
+
+int Count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(SessionTest, RequestsOnOneConnectionAreAnsweredInTurnWithTheServersHeaders) {
+  SessionOptions options;
+  options.no_store = true;
+  Server server(options);
+  std::string reply = Exchange(server.port(),
+                               "GET /one HTTP/1.1\r\nHost: x\r\n\r\n"
+                               "POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                               "Connection: close\r\n\r\nabc");
+  EXPECT_EQ(Count(reply, "HTTP/1.1 200 OK\r\n"), 2) << reply;
+  EXPECT_EQ(Count(reply, "Server: pagereel\r\n"), 2) << reply;
+  EXPECT_EQ(Count(reply, "Cache-Control: no-store\r\n"), 2) << reply;
+  EXPECT_LT(reply.find("GET /one "), reply.find("POST /two abc")) << reply;
+  EXPECT_EQ(Count(reply, "Connection: close\r\n"), 1) << reply;
+}
+
+TEST(SessionTest, WithoutNoStoreAnswersMayBeCached) {
+  Server server(SessionOptions{});
+  std::string reply = Exchange(server.port(), "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(reply.find("HTTP/1.1 200 OK"), std::string::npos) << reply;
+  EXPECT_EQ(reply.find("Cache-Control"), std::string::npos) << reply;
+}
+
+TEST(SessionTest, ABodyOverTheLimitIsAnswered413InTheServersWordsAndTheClientReadsIt) {
+  SessionOptions options;
+  options.max_body_bytes = 10;
+  options.body_too_large = "the body is larger than 10 bytes";
+  options.close = CloseMode::kLinger;
+  Server server(options);
+  // A client still sending 4 MiB when it is refused: a lingering close lets it read why.
+  const std::string body(4 << 20, 'a');
+  std::string reply =
+      Exchange(server.port(), "POST / HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\n\r\n" + body);
+  EXPECT_EQ(reply.find("HTTP/1.1 413 Payload Too Large\r\n"), 0u) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_NE(reply.find("refused: the body is larger than 10 bytes"), std::string::npos);
+}
+
+TEST(SessionTest, HeadersOverSixteenKiBAreAnswered431) {
+  Server server(SessionOptions{});
+  std::string reply = Exchange(
+      server.port(), "GET / HTTP/1.1\r\nX-Big: " + std::string(17 * 1024, 'h') + "\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 431 "), 0u) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("refused: the request's headers are larger than 16 KiB"), std::string::npos);
+}
+
+TEST(SessionTest, WhatIsNotHttpIsAnswered400OnceNamingTheProblem) {
+  Server server(SessionOptions{});
+  std::string reply = Exchange(server.port(), "HELLO THERE\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 400 Bad Request\r\n"), 0u) << reply;
+  EXPECT_NE(reply.find("refused: the request is not valid HTTP/1.1: "), std::string::npos);
+  EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1) << reply;
+}
+
+TEST(SessionTest, WhileTheServerStopsAnswersCloseTheConnection) {
+  std::atomic<bool> stopping{true};
+  SessionOptions options;
+  options.stopping = &stopping;
+  Server server(options);
+  std::string reply = Exchange(server.port(), "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(Count(reply, "HTTP/1.1 200 OK\r\n"), 1) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+}
+
+TEST(ListenAddressTest, IsANumericHostAndAPort) {
+  struct Good {
+    const char* text;
+    const char* address;
+    uint16_t port;
+  };
+  for (const Good& g : {Good{"127.0.0.1:8080", "127.0.0.1", 8080}, Good{"[::1]:0", "::1", 0},
+                        Good{"::1:80", "::1", 80}, Good{"0.0.0.0:65535", "0.0.0.0", 65535},
+                        Good{"127.0.0.1:00080", "127.0.0.1", 80}}) {
+    std::optional<tcp::endpoint> e = ParseListenAddress(g.text, HostNames::kNumericOnly);
+    ASSERT_TRUE(e.has_value()) << g.text;
+    EXPECT_EQ(e->address().to_string(), g.address) << g.text;
+    EXPECT_EQ(e->port(), g.port) << g.text;
+  }
+  for (const char* bad :
+       {"127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:99999999999", "127.0.0.1:8a",
+        "127.0.0.1:+80", "127.0.0.1:-1", "example.com:80", "localhost:80", ":80", "[::1:80"}) {
+    EXPECT_EQ(ParseListenAddress(bad, HostNames::kNumericOnly), std::nullopt) << bad;
+  }
+  EXPECT_EQ(ParseListenAddress("LocalHost:90", HostNames::kLocalhost)->address().to_string(),
+            "127.0.0.1");
+}
+
+TEST(ListenAddressTest, ATakenPortIsRefusedNamingTheAddress) {
+  asio::io_context io;
+  tcp::acceptor first(io);
+  tcp::endpoint any(asio::ip::make_address("127.0.0.1"), 0);
+  ASSERT_TRUE(Listen(first, any, "127.0.0.1:0").ok());
+  const std::string taken = "127.0.0.1:" + std::to_string(first.local_endpoint().port());
+  tcp::acceptor second(io);
+  Status status = Listen(second, first.local_endpoint(), taken);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(status.message().starts_with("cannot listen on " + taken + ": ")) << status.message();
+}
+
+}  // namespace
+}  // namespace pagereel::http

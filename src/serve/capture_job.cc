@@ -1,0 +1,278 @@
+#include "serve/capture_job.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/mutex.h"
+#include "capture/page.h"
+#include "capture/snapshot.h"
+#include "serve/browser_pool.h"
+#include "serve/clip.h"
+#include "serve/egress/policy.h"
+#include "serve/egress/proxy.h"
+#include "serve/metrics.h"
+
+namespace pagereel::serve {
+
+using nlohmann::json;
+
+namespace {
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+int64_t Ms(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+const char* ErrorName(int status) {
+  switch (status) {
+    case 400:
+      return "bad parameter";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not found";
+    case 405:
+      return "method not allowed";
+    case 413:
+      return "body too large";
+    case 422:
+      return "page could not be loaded";
+    case 431:
+      return "headers too large";
+    case 502:
+      return "browser crashed";
+    case 503:
+      return "overloaded";
+    case 504:
+      return "page did not finish in time";
+    default:
+      return "internal error";
+  }
+}
+
+// The HTTP status for a capture that failed with `status`.
+int HttpStatusFor(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 422;  // A selector that matches nothing.
+    case StatusCode::kFailedPrecondition:
+      return 422;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
+    case StatusCode::kUnavailable:
+      return 502;
+    case StatusCode::kCancelled:
+      return 499;
+    case StatusCode::kResourceExhausted:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+// Number of pages of a PDF that Chromium wrote (each page object says "/Type /Page").
+int CountPdfPages(const std::string& pdf) {
+  int pages = 0;
+  for (size_t at = pdf.find("/Type /Page"); at != std::string::npos;
+       at = pdf.find("/Type /Page", at + 1)) {
+    if (pdf.compare(at, 12, "/Type /Pages") != 0) ++pages;
+  }
+  return pages;
+}
+
+// What the egress proxy refused for one capture, as "host:port (reason)"; the proxy's
+// threads add to it while the capture's worker reads it.
+class Refusals {
+ public:
+  void Add(const egress::Refusal& refusal) {
+    MutexLock lock(&mu_);
+    if (list_.size() < 10) {
+      list_.push_back(refusal.host + ":" + std::to_string(refusal.port) + " (" + refusal.reason +
+                      ")");
+    }
+  }
+  std::vector<std::string> List() {
+    MutexLock lock(&mu_);
+    return list_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::string> list_ GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+Answer ErrorAnswer(int status, std::string_view detail) {
+  Answer a;
+  a.status = status;
+  a.content_type = "application/json";
+  a.body = json{{"error", ErrorName(status)}, {"detail", detail}}.dump() + "\n";
+  return a;
+}
+
+CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
+    : services_(services), route_(route), started_(started), log_(std::make_unique<json>()) {}
+
+CaptureJob::~CaptureJob() = default;
+
+std::optional<Answer> CaptureJob::Parse(std::string_view target, std::string_view content_type,
+                                        std::string_view body) {
+  Result<CaptureRequest> parsed =
+      ParseCaptureRequest(route_, target, content_type, body, *services_.limits);
+  if (!parsed.ok()) {
+    int status = parsed.status().code() == StatusCode::kResourceExhausted ? 413 : 400;
+    return ErrorAnswer(status, parsed.status().message());
+  }
+  request_ = std::move(parsed).value();
+  return std::nullopt;
+}
+
+void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
+                     const std::function<void(Answer)>& answer) {
+  services_.metrics->Waited(Seconds(waited));
+  Clock::time_point start = Clock::now();
+  json& log = *log_;
+  log["queue_ms"] = Ms(waited);
+  auto fail = [&](const Status& status) {
+    log["error"] = status.message();
+    answer(ErrorAnswer(HttpStatusFor(status), status.message()));
+  };
+  if (cancelled) return fail(CancelledError("the client left before the capture started"));
+  capture::SnapshotOptions& page = request_.page;
+  if (!page.url.empty()) {
+    // Resolving may block: it is done here, on the capture's worker.
+    Status allowed = egress::CheckUrl(*services_.policy, page.url);
+    if (allowed.code() == StatusCode::kInvalidArgument) {
+      log["error"] = allowed.message();
+      return answer(ErrorAnswer(
+          403, std::string(allowed.message()) + " (the service's --allow opens what it needs)"));
+    }
+    if (!allowed.ok()) return fail(FailedPreconditionError(std::string(allowed.message())));
+  }
+  // A port of the egress proxy of its own, so the requests it refuses are this capture's.
+  auto refusals = std::make_shared<Refusals>();
+  Result<std::unique_ptr<egress::ProxyChannel>> channel = services_.proxy->OpenChannel(
+      [refusals, &metrics = *services_.metrics](const egress::Refusal& refusal) {
+        metrics.EgressRefused();
+        refusals->Add(refusal);
+      });
+  if (!channel.ok()) {
+    return fail(UnavailableError("the egress proxy: " + std::string(channel.status().message())));
+  }
+  page.context.proxy_server = (*channel)->Url();
+  page.context.proxy_bypass_list = "<-loopback>";
+  auto succeed = [&](std::string bytes) {
+    log["capture_total_ms"] = Ms(Clock::now() - start);
+    if (std::vector<std::string> list = refusals->List(); !list.empty()) {
+      log["egress_refused"] = list;
+    }
+    Answer a;
+    a.content_type = request_.content_type;
+    a.body = std::move(bytes);
+    answer(std::move(a));
+  };
+  auto fail_naming_refusals = [&](const Status& status) {
+    std::vector<std::string> list = refusals->List();
+    if (list.empty()) return fail(status);
+    log["egress_refused"] = list;
+    std::string text(status.message());
+    text += "; the service's egress policy refused " + list.front();
+    if (list.size() > 1) text += " and " + std::to_string(list.size() - 1) + " more";
+    return fail(Status(status.code(), text));
+  };
+
+  Result<BrowserPool::Lease> lease = services_.pool->Acquire();
+  if (!lease.ok()) {
+    return fail(
+        UnavailableError("no browser could be started: " + std::string(lease.status().message())));
+  }
+  page.should_stop = [&cancelled] { return cancelled.load(); };
+  if (route_ == Route::kGif || route_ == Route::kClip) {
+    capture::PageOptions film_page;
+    film_page.url = page.html.empty() ? page.url : capture::HtmlDataUrl(page.html);
+    film_page.width = page.width;
+    film_page.height = page.height;
+    film_page.timeout = page.timeout;
+    film_page.context = page.context;
+    film_page.should_stop = page.should_stop;
+    film_page.name = page.html.empty() ? "" : "(the posted HTML)";
+    ClipReport report;
+    Result<std::string> film = MakeClip(lease->browser(), film_page, request_.clip,
+                                        services_.work_dir, start + page.timeout, &report);
+    log["frames"] = report.frames;
+    log["load_ms"] = report.load.count();
+    log["frames_ms"] = report.frames_time.count();
+    log["encode_ms"] = report.encode.count();
+    if (!film.ok()) return fail_naming_refusals(film.status());
+    return succeed(std::move(film).value());
+  }
+  Result<std::unique_ptr<capture::Snapshot>> snapshot =
+      capture::Snapshot::Open(lease->browser(), page);
+  if (!snapshot.ok()) return fail_naming_refusals(snapshot.status());
+  const capture::WaitReport& report = (*snapshot)->wait_report();
+  log["wait"] = report.ended_by;
+  log["load_ms"] = report.load.count();
+  log["wait_ms"] = report.wait.count();
+  if (report.ended_by == "cap") {
+    services_.log({{"level", "warning"},
+                   {"url", request_.what},
+                   {"message",
+                    "captured 2 s after the network went idle although the page was "
+                    "still changing; a page that calls window.triggerCapture() or "
+                    "sets window.pagereel.ready is captured when it is done"}});
+  }
+  Clock::time_point shot_start = Clock::now();
+  Result<std::string> bytes = route_ == Route::kScreenshot
+                                  ? (*snapshot)->Screenshot(request_.screenshot)
+                                  : (*snapshot)->Pdf(request_.pdf);
+  if (!bytes.ok()) return fail_naming_refusals(bytes.status());
+  log["capture_ms"] = Ms(Clock::now() - shot_start);
+  if (route_ == Route::kPdf) {
+    int pages = CountPdfPages(*bytes);
+    log["pages"] = pages;
+    const int max_pages = services_.limits->max_pdf_pages;
+    if (pages > max_pages) {
+      return fail(InvalidArgumentError("pageRanges: the document has " + std::to_string(pages) +
+                                       " pages, more than the " + std::to_string(max_pages) +
+                                       " this service prints; choose some with pageRanges"));
+    }
+  }
+  snapshot->reset();  // Close the context before answering: it is part of the capture.
+  succeed(std::move(bytes).value());
+}
+
+Answer CaptureJob::Refused(const Status& status) { return Overloaded(status, "queue_full"); }
+
+Answer CaptureJob::Rejected(const Status& status) { return Overloaded(status, "wait_timeout"); }
+
+Answer CaptureJob::Overloaded(const Status& status, const char* busy_reason) {
+  bool shutting_down = status.code() == StatusCode::kUnavailable;
+  services_.metrics->Refused(shutting_down ? "shutting_down" : busy_reason);
+  Answer a = ErrorAnswer(503, status.message());
+  a.headers.emplace_back("Retry-After", std::to_string(services_.admission->RetryAfterSeconds()));
+  *log_ = json{{"error", status.message()}};
+  return a;
+}
+
+Answer CaptureJob::Abandoned() {
+  *log_ = json{{"error", "the client left while the capture waited"}};
+  return ErrorAnswer(499, "the client left");
+}
+
+void CaptureJob::Finish(const Answer& answer, bool client_left) {
+  int status = client_left ? 499 : answer.status;
+  json& log = *log_;
+  log["route"] = RouteName(route_);
+  log["url"] = request_.what;
+  log["status"] = status;
+  log["total_ms"] = Ms(Clock::now() - started_);
+  log["bytes"] = answer.body.size();
+  services_.log(std::move(log));
+  services_.metrics->CaptureDone(RouteName(route_), status, Seconds(Clock::now() - started_));
+}
+
+}  // namespace pagereel::serve
