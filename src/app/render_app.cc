@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/memory.h"
+#include "base/percent_encoding.h"
 #include "base/process_memory.h"
 #include "base/rational.h"
 #include "browser/browser.h"
@@ -49,21 +50,6 @@ int64_t LaneBytes(int width, int height) {
   double pixels = static_cast<double>(width) * height;
   double mb = 600 + 330 * std::min(pixels / (1920.0 * 1080.0), 4.0);
   return static_cast<int64_t>(mb * 1024 * 1024);
-}
-
-std::string PercentEncodePath(const std::string& path) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::string Mib(int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MB"; }
@@ -228,7 +214,7 @@ Result<std::string> InputToUrl(const std::string& input) {
   if (::access(path.c_str(), R_OK) != 0) {
     return InvalidArgumentError("input '" + path.string() + "' cannot be read");
   }
-  return "file://" + PercentEncodePath(path.lexically_normal().string());
+  return FileUrlForPath(path.lexically_normal().string());
 }
 
 Result<std::pair<int, int>> ParseSize(const std::string& text) {

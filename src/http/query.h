@@ -1,26 +1,14 @@
-// Query strings and percent-encoding, as pagereel's servers read them: a query string
-// split into its name=value pairs, and %XX decoding, where '+' is a space in a query or
-// form (application/x-www-form-urlencoded) and itself in a path segment. Pure; safe from
-// any thread.
+// Query strings as pagereel's servers read them: split into their name=value pairs, still
+// encoded (base/percent_encoding.h decodes them: '+' is a space in a query or form, itself
+// in a path segment). Pure; safe from any thread.
 #ifndef PAGEREEL_HTTP_QUERY_H_
 #define PAGEREEL_HTTP_QUERY_H_
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace pagereel::http {
-
-// What a '+' in encoded text stands for.
-enum class Plus {
-  kSpace,  // A query string or an HTML form: "a+b" is "a b".
-  kPlus,   // A path segment (RFC 3986): "a+b" is "a+b".
-};
-
-// `text` with every %XX replaced by the byte it names (and '+' as `plus` says); nullopt when
-// a '%' is not followed by two hex digits.
-std::optional<std::string> PercentDecode(std::string_view text, Plus plus);
 
 // One name=value pair of a query string, both still encoded.
 struct QueryPair {

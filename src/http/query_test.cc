@@ -8,25 +8,6 @@
 namespace pagereel::http {
 namespace {
 
-TEST(QueryTest, PlusIsASpaceInAQueryAndItselfInAPathSegment) {
-  EXPECT_EQ(PercentDecode("a+b%2Bc", Plus::kSpace), "a b+c");
-  EXPECT_EQ(PercentDecode("a+b%2Bc", Plus::kPlus), "a+b+c");
-}
-
-TEST(QueryTest, EscapesDecodeToTheBytesTheyName) {
-  EXPECT_EQ(PercentDecode("%41%62%2f%2F%7e", Plus::kPlus), "Ab//~");
-  EXPECT_EQ(PercentDecode("%00%ff", Plus::kPlus), std::string("\0\xff", 2));
-  EXPECT_EQ(PercentDecode("", Plus::kSpace), "");
-  EXPECT_EQ(PercentDecode("plain", Plus::kSpace), "plain");
-}
-
-TEST(QueryTest, APercentWithoutTwoHexDigitsIsRefused) {
-  for (const char* bad : {"%", "%4", "a%2", "%zz", "%g0", "%0g", "50%", "%%41"}) {
-    EXPECT_EQ(PercentDecode(bad, Plus::kSpace), std::nullopt) << bad;
-    EXPECT_EQ(PercentDecode(bad, Plus::kPlus), std::nullopt) << bad;
-  }
-}
-
 TEST(QueryTest, PairsComeInOrderStillEncodedWithoutEmptyOnes) {
   std::vector<QueryPair> pairs = SplitQuery("a=1&&b&c=x%20y&=v&d=e=f&");
   ASSERT_EQ(pairs.size(), 5u);

@@ -22,13 +22,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/percent_encoding.h"
+#include "base/pressure.h"
 #include "base/thread.h"
 #include "http/prometheus.h"
 #include "http/query.h"
 #include "http/session.h"
 #include "http/token.h"
 #include "live/operator_page.h"
-#include "base/pressure.h"
 
 namespace pagereel::live {
 
@@ -376,7 +377,7 @@ Result<Command> ParseCommand(CommandKind kind, const std::string& source, const 
 // operator page encodes it); nullopt when absent or badly escaped.
 std::optional<std::string> QueryValue(std::string_view query, std::string_view key) {
   for (const http::QueryPair& pair : http::SplitQuery(query)) {
-    if (pair.name == key) return http::PercentDecode(pair.value, http::Plus::kPlus);
+    if (pair.name == key) return PercentDecode(pair.value, PlusSign::kItself);
   }
   return std::nullopt;
 }
@@ -977,7 +978,7 @@ class HttpSession : public http::Session {
     if (path.starts_with(kSources)) {
       const std::string_view rest = path.substr(kSources.size());
       const size_t slash = rest.find('/');
-      std::optional<std::string> id = http::PercentDecode(rest.substr(0, slash), http::Plus::kPlus);
+      std::optional<std::string> id = PercentDecode(rest.substr(0, slash), PlusSign::kItself);
       const std::string_view action = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
       if (!id)
         return Write(Json(Failure(400, "the source id in " + Shown(path) + " has a bad %-escape")));

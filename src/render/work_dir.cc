@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/percent_encoding.h"
+
 extern "C" {
 #include <libavutil/mem.h>
 #include <libavutil/sha.h>
@@ -126,20 +128,6 @@ Status WriteAtomically(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 bool HashFileInto(const fs::path& path, Sha256& sha) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -214,11 +202,12 @@ std::string HashLocalFiles(const std::vector<std::string>& urls) {
   Sha256 sha;
   for (const std::string& url : sorted) {
     sha.Update(url.data(), url.size() + 1);  // With its NUL, so names cannot run together.
-    if (url.rfind("file://", 0) != 0) continue;
-    std::string path = PercentDecode(std::string_view(url).substr(7));
-    if (size_t q = path.find_first_of("?#"); q != std::string::npos) path.resize(q);
+    if (!url.starts_with("file://")) continue;
+    std::optional<std::string> path = PathOfFileUrl(url);
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec) || !HashFileInto(path, sha)) sha.Update("missing", 7);
+    if (!path || !fs::is_regular_file(*path, ec) || !HashFileInto(*path, sha)) {
+      sha.Update("missing", 7);
+    }
   }
   return sha.Hex();
 }

@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "base/percent_encoding.h"
 #include "http/query.h"
 #include "http/url.h"
 
@@ -44,8 +45,8 @@ bool HasControl(std::string_view text) {
 // joined by '&', '+' for a space, %XX for any byte. A name given twice keeps its last value.
 Status AddForm(std::string_view text, Params& params) {
   for (const http::QueryPair& pair : http::SplitQuery(text)) {
-    std::optional<std::string> name = http::PercentDecode(pair.name, http::Plus::kSpace);
-    std::optional<std::string> value = http::PercentDecode(pair.value, http::Plus::kSpace);
+    std::optional<std::string> name = PercentDecode(pair.name, PlusSign::kSpace);
+    std::optional<std::string> value = PercentDecode(pair.value, PlusSign::kSpace);
     if (!name || !value) return Bad("query", "has a % not followed by two hex digits");
     params[std::move(*name)] = std::move(*value);
   }
