@@ -285,6 +285,24 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
     return InvalidArgumentError("--segment-frames must be a positive number of frames");
   }
   render::RenderOptions options;
+  if (request.screenshots == "png") {
+    options.screenshots = encode::ImageFormat::kPng;
+  } else if (request.screenshots == "jpeg") {
+    if (request.alpha) {
+      return InvalidArgumentError("--screenshots jpeg cannot go with --alpha: JPEG has no "
+                                  "transparency; leave --screenshots out");
+    }
+    if (kind == encode::FilmKind::kMkv || kind == encode::FilmKind::kPngSequence) {
+      return InvalidArgumentError(
+          "--screenshots jpeg would put JPEG's damage into '" + request.output +
+          "', a lossless " + std::string(encode::FilmKindName(kind)) +
+          " film; leave --screenshots out (PNG, exact) or write a .jpg sequence or .mp4");
+    }
+    options.screenshots = encode::ImageFormat::kJpeg;
+  } else if (request.screenshots != "auto") {
+    return InvalidArgumentError("--screenshots '" + request.screenshots +
+                                "' is not a screenshot format: auto, png or jpeg");
+  }
   if (request.preroll == "exact") {
     options.preroll = render::PreRollMode::kExact;
   } else if (request.preroll == "jump") {
@@ -408,6 +426,8 @@ void PrintSummary(const RenderRequest& request, const render::RenderStats& s, Ra
                             {"encode_s", s.encode_seconds},
                             {"join_s", s.join_seconds},
                             {"preroll", s.preroll},
+                            {"screenshots", s.screenshots},
+                            {"redrawn_frames", s.redrawn_frames},
                             {"preroll_frames", s.preroll_frames},
                             {"preroll_s", s.preroll_seconds},
                             {"jumps", s.jumps},
@@ -427,14 +447,16 @@ void PrintSummary(const RenderRequest& request, const render::RenderStats& s, Ra
                        : s.output;
   fmt::print(stderr,
              "pagereel render: wrote {}{}: {} frames ({:.2f} s of film) in {:.1f} s, {:.1f} fps\n"
-             "  lanes {} | browser {:.1f} s | decode+convert {:.1f} s | encode {:.1f} s | join "
-             "{:.1f} s | retries {}\n"
+             "  lanes {} | screenshots {} | browser {:.1f} s | decode+convert {:.1f} s | encode "
+             "{:.1f} s | join {:.1f} s | retries {} | frames redrawn {}\n"
              "  segments {} of {} made now ({} kept from an earlier run) | pre-roll {}: {} frames "
              "run, {} jumps, {:.1f} s\n"
              "  peak memory: pagereel {}, browsers {} (RSS)\n",
              request.draft ? "a DRAFT (half size, jump pre-roll, x264 ultrafast) " : "", what,
-             s.frames_rendered, film_seconds, s.wall_seconds, rate, s.lanes, s.browser_seconds,
-             s.decode_seconds, s.encode_seconds, s.join_seconds, s.retries, s.segments_rendered,
+             s.frames_rendered, film_seconds, s.wall_seconds, rate, s.lanes, s.screenshots,
+             s.browser_seconds,
+             s.decode_seconds, s.encode_seconds, s.join_seconds, s.retries, s.redrawn_frames,
+             s.segments_rendered,
              s.segments, s.segments_resumed, s.preroll, s.preroll_frames, s.jumps,
              s.preroll_seconds, Mib(memory.peak_self_bytes()), Mib(memory.peak_browsers_bytes()));
   if (s.output.empty()) {

@@ -24,6 +24,7 @@ struct RenderRequest {
   std::optional<int> lanes;
   bool alpha = false;
   int quality = 90;
+  std::string screenshots = "auto";  // auto, png or jpeg: how the browser hands frames over.
   double timeout_seconds = 30;
   ProgressStyle progress = ProgressStyle::kAuto;
   std::string browser;  // Empty: the default chrome-headless-shell.

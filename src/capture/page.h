@@ -47,8 +47,13 @@ struct PageOptions {
   // Device pixels per CSS pixel: 0.5 draws a 1920x1080 layout into a 960x540 frame.
   double scale = 1;
   Rational fps{30, 1};
-  // Transparent page background and PNG screenshots (JPEG cannot carry alpha).
+  // Transparent page background (screenshots are then PNG whatever `screenshots` says:
+  // JPEG cannot carry alpha).
   bool alpha = false;
+  // How the browser hands frames over: kPng is exact; kJpeg, at jpeg_quality, is quicker
+  // to take and decode but not the pixels the page drew. encode::ScreenshotFormatFor says
+  // which a film needs.
+  encode::ImageFormat screenshots = encode::ImageFormat::kJpeg;
   int jpeg_quality = 90;
   // How long (wall clock) to wait for the page to load and be ready, and for any single
   // frame; also the most page time the page may spend getting ready.
@@ -66,6 +71,10 @@ struct PageOptions {
   // PreRoll stops with kCancelled (a long pre-roll must not hold up a render that has
   // already failed or been stopped, nor a capture whose client has left).
   std::function<bool()> should_stop;
+  // Called on the page's thread for each frame the browser drew without running the page's
+  // animation frame, which was drawn again (a loaded machine makes a few; the film is
+  // unchanged by them, but a render says how many).
+  std::function<void()> on_redrawn_frame;
   // The page's browser context (a proxy for its requests, for the capture service).
   browser::ContextOptions context;
   // What messages call the page; empty: its URL (a data: URL cut short).
@@ -145,6 +154,17 @@ class Page {
   Status SyncVideos();
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
+  // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
+  Status SendBeginFrame(const std::string& params, EncodedFrame* screenshot, int64_t index);
+  // The page's count of animation frames once it reaches `expected` (or after a wait,
+  // whatever it is), and the film time of the last.
+  struct TickReport {
+    int64_t count = 0;
+    int64_t ms = -1;
+    bool leaving = false;  // The document is going away (or did not answer).
+  };
+  Result<TickReport> AwaitTick(int64_t expected);
+  Status NavigatedAway(int64_t index) const;
   // Waits for `event` on `waiter`, noticing meanwhile a page that stopped or is no longer
   // wanted; `on_timeout` says why it did not come.
   Status WaitFor(std::string_view event, cdp::EventWaiter& waiter,
@@ -155,6 +175,9 @@ class Page {
   // asks after its own (a crashed renderer, a detached target).
   Status CheckDocument() const;
   bool Stopped() const { return options_.should_stop && options_.should_stop(); }
+  encode::ImageFormat screenshot_format() const {
+    return options_.alpha ? encode::ImageFormat::kPng : options_.screenshots;
+  }
   // A file the page waits for, as messages name it (the page's own URL may be a data: URL).
   std::string FileName(const std::string& url) const;
   std::string Where() const;

@@ -81,12 +81,19 @@
 
   // pagereel's own animation frame, every frame: it keeps a frame requested (so a
   // beginFrame always runs the page's animation frame), measures the timeline shift, and
-  // reports each frame's time so the engine can tell a frame that did not run.
+  // reports each frame's count and time so the engine can tell a frame that did not run
+  // (or ran twice), also when a report arrives late.
   const top = window === window.top;
+  let ticks = 0;  // Animation frames of the top document since frame 0...
+  let lastTick = -1;  // ...and the film time of the last one.
   let tickId = raf(function tick() {
     if (shift !== null) {
       if (timelineShift === null && rawTimeline() !== null) timelineShift = rawTimeline() - film();
-      if (top) signal('frame:' + film());
+      if (top) {
+        ticks += 1;
+        lastTick = film();
+        signal('frame:' + ticks + ':' + lastTick);
+      }
     }
     tickId = raf(tick);
   });
@@ -355,6 +362,8 @@
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       syncVideos() { return syncVideos().then(() => videos.length); },
+      // What the reports said so far, "count:ms", for a report that has not arrived.
+      ticks() { return ticks + ':' + lastTick; },
     }),
     enumerable: false,
   });

@@ -47,7 +47,15 @@ void AddRenderCommand(CLI::App& root, Action& run) {
   cmd->add_flag("--alpha", request->alpha,
                 "Transparent page background, kept in the output (.mov, .webm, .png only).");
   cmd->add_option("--quality", request->quality,
-                  "1-100: JPEG quality of the screenshots and the encoder's quality.")
+                  "1-100: the encoder's quality (CRF for .mp4 and .webm, JPEG quality for .jpg "
+                  "sequences), and of JPEG screenshots.")
+      ->capture_default_str();
+  cmd->add_option("--screenshots", request->screenshots,
+                  "How the browser hands each frame over: png (the exact pixels the page drew) "
+                  "or jpeg (at --quality: quicker, with JPEG's loss before the encoder's). auto: "
+                  "png for .mkv, .mov, .gif, image sequences, --alpha and --quality 100; jpeg "
+                  "for .mp4 and .webm below quality 100.")
+      ->check(CLI::IsMember({"auto", "png", "jpeg"}))
       ->capture_default_str();
   cmd->add_option("--timeout", request->timeout_seconds,
                   "Seconds to wait for the page to load and be ready (fonts, "

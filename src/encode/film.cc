@@ -148,6 +148,12 @@ Result<FilmKind> FilmKindForPath(const std::string& path, bool alpha) {
   return kind;
 }
 
+ImageFormat ScreenshotFormatFor(const FilmSpec& film) {
+  const bool lossy_video = film.kind == FilmKind::kMp4 || film.kind == FilmKind::kWebm;
+  if (lossy_video && !film.alpha && film.quality < 100) return ImageFormat::kJpeg;
+  return ImageFormat::kPng;
+}
+
 std::string DescribeFilm(const FilmSpec& film) {
   std::string what;
   switch (film.kind) {

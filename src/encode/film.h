@@ -14,6 +14,7 @@
 
 #include "base/rational.h"
 #include "base/status.h"
+#include "encode/image.h"
 
 namespace pagereel::encode {
 
@@ -62,6 +63,15 @@ struct FilmSpec {
   // H.264 only: x264's speed preset; empty: veryfast.
   std::string preset;
 };
+
+// The screenshots `film` needs from the browser. kPng, exact pixels, for every kind whose
+// output should hold what the page drew: lossless FFV1, GIF (its palette is built from the
+// frames), image sequences (a .jpg sequence is compressed once, by the encoder, not twice),
+// ProRes (a mastering codec: --quality does not lower it), alpha, and H.264 or VP9 at
+// quality 100. kJpeg, at the film's quality, for H.264 and VP9 below 100: there the codec
+// loses far more than the JPEG does, and JPEG screenshots are quicker to take and decode
+// (bench/RESULTS.md, "frame truth (issue 18)", says both by how much).
+ImageFormat ScreenshotFormatFor(const FilmSpec& film);
 
 // What a writer of `film` makes (codec, settings, libavcodec's version), for manifests that
 // must tell whether two files were made alike.

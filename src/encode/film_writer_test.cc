@@ -268,6 +268,26 @@ TEST_F(FilmWriterTest, BadOutputsAreRejectedByName) {
   EXPECT_EQ(FilmKindForPath((dir_ / "x.MOV").string(), true).value(), FilmKind::kMov);
 }
 
+// Only the lossy video codecs below the top quality take JPEG screenshots; everything
+// that promises the page's pixels (or builds a palette, or is a mastering codec) gets PNG.
+TEST(ScreenshotFormatTest, ExactUnlessTheCodecLosesMoreAnyway) {
+  auto format = [](FilmKind kind, int quality, bool alpha) {
+    FilmSpec film;
+    film.kind = kind;
+    film.quality = quality;
+    film.alpha = alpha;
+    return ScreenshotFormatFor(film);
+  };
+  EXPECT_EQ(format(FilmKind::kMp4, 90, false), ImageFormat::kJpeg);
+  EXPECT_EQ(format(FilmKind::kWebm, 99, false), ImageFormat::kJpeg);
+  EXPECT_EQ(format(FilmKind::kMp4, 100, false), ImageFormat::kPng);
+  EXPECT_EQ(format(FilmKind::kWebm, 50, true), ImageFormat::kPng);
+  for (FilmKind kind : {FilmKind::kMkv, FilmKind::kMov, FilmKind::kGif, FilmKind::kPngSequence,
+                        FilmKind::kJpegSequence}) {
+    EXPECT_EQ(format(kind, 50, false), ImageFormat::kPng) << FilmKindName(kind);
+  }
+}
+
 TEST_F(FilmWriterTest, OddSizeForH264IsAClearError) {
   Status s = WriteFilm((dir_ / "odd.mp4").string(), 1, false, 63, 48);
   ASSERT_FALSE(s.ok());

@@ -49,6 +49,13 @@ encode::FilmSpec SegmentFilm(const RenderOptions& options) {
   return film;
 }
 
+std::string ScreenshotsText(const RenderOptions& options) {
+  if (options.page.alpha || options.page.screenshots == encode::ImageFormat::kPng) {
+    return "PNG (exact)";
+  }
+  return "JPEG q" + std::to_string(options.page.jpeg_quality);
+}
+
 std::string SegmentName(const Segment& s) {
   return "segment " + std::to_string(s.index) + " (" + Range(s.first_frame, s.end_frame()) + ")";
 }
@@ -697,9 +704,7 @@ FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t 
   film.kind = options.kind;
   encode::FilmSpec described = SegmentFilm(options);
   described.kind = options.kind;
-  film.encoder = encode::DescribeFilm(described) + ", screenshots " +
-                 (options.page.alpha ? std::string("PNG")
-                                     : "JPEG q" + std::to_string(options.page.jpeg_quality));
+  film.encoder = encode::DescribeFilm(described) + ", screenshots " + ScreenshotsText(options);
   film.timezone = options.page.timezone;
   film.locale = options.page.locale;
   film.fonts = HashFontFiles();
@@ -724,8 +729,15 @@ std::string DefaultWorkDir(const std::string& output) {
   return (folder / ("." + name + ".pagereel")).string();
 }
 
-Result<RenderStats> Render(const RenderOptions& options) {
+Result<RenderStats> Render(const RenderOptions& requested) {
   Clock::time_point start = Clock::now();
+  // The browser hands over the frames the film needs: exact ones unless it is lossy anyway.
+  RenderOptions options = requested;
+  encode::FilmSpec output = SegmentFilm(options);
+  output.kind = options.kind;
+  options.page.screenshots = options.screenshots.value_or(encode::ScreenshotFormatFor(output));
+  auto redrawn = std::make_shared<std::atomic<int64_t>>(0);
+  options.page.on_redrawn_frame = [redrawn] { redrawn->fetch_add(1, std::memory_order_relaxed); };
   if (options.shard_count < 1 || options.shard_index < 0 ||
       options.shard_index >= options.shard_count) {
     return InvalidArgumentError("shard " + std::to_string(options.shard_index) + " of " +
@@ -815,6 +827,8 @@ Result<RenderStats> Render(const RenderOptions& options) {
     stats.preroll = "none needed";
   }
   stats.page_loads += 1;
+  stats.screenshots = ScreenshotsText(options);
+  stats.redrawn_frames = redrawn->load();
   stats.segments = static_cast<int64_t>(plan.size());
   stats.segments_resumed = resumed_segments;
   stats.work_dir = work_path;

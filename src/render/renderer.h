@@ -60,6 +60,9 @@ struct RenderOptions {
   bool strict = false;
   // The film: its file (or image sequence pattern), its kind (encode::FilmKindForPath of
   // it), quality 1-100 and x264 preset (empty: veryfast); size, rate and alpha are `page`'s.
+  // How the browser hands frames over; empty: what the film needs
+  // (encode::ScreenshotFormatFor). Render sets page.screenshots from it.
+  std::optional<encode::ImageFormat> screenshots;
   std::string output;
   encode::FilmKind kind = encode::FilmKind::kMp4;
   int quality = 90;
@@ -105,8 +108,13 @@ struct RenderStats {
   // How segment starts were reached, for the summary: "exact", "jump", or what auto chose
   // and why.
   std::string preroll;
+  // How the browser handed frames over: "PNG (exact)" or "JPEG q90".
+  std::string screenshots;
   int64_t page_loads = 0;
   int retries = 0;
+  // Frames the browser drew without running the page's animation frame, drawn again (a
+  // loaded machine makes a few; the film does not change).
+  int64_t redrawn_frames = 0;
   // What the page reported, once each (lanes load the same page, so they report the same
   // things): the first kMaxReportedMessages of them, and how many there were in all.
   std::vector<capture::PageMessage> page_messages;

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -317,6 +318,58 @@ TEST_F(RendererTest, PagesAsUsersWriteThemAreIdenticalWhateverTheLaneCount) {
       ASSERT_TRUE(one.ok() && three.ok());
       ASSERT_TRUE(one->rgb[0] == three->rgb[0]) << page << ": frame " << n << " differs";
     }
+  }
+}
+
+// What test-card.html draws at (x, y), as RGB.
+std::array<uint8_t, 3> TestCardPixel(int x, int y) {
+  if (y == 100) return {255, 0, 0};
+  if (x >= 40 && x < 104 && y >= 140 && y < 204) {
+    const uint8_t v = (x - 40 + y - 140) % 2 ? 255 : 0;
+    return {v, v, v};
+  }
+  if (y >= 240 && y < 320 && x >= 200 && x < 480) {
+    static constexpr std::array<std::array<uint8_t, 3>, 7> kBars = {{{255, 0, 0},
+                                                                     {0, 255, 0},
+                                                                     {0, 0, 255},
+                                                                     {255, 0, 255},
+                                                                     {255, 255, 0},
+                                                                     {0, 255, 255},
+                                                                     {127, 127, 127}}};
+    return kBars[(x - 200) / 40];
+  }
+  return {0x10, 0x20, 0x40};
+}
+
+// Counts the pixels of a decoded 640x360 frame that are not what test-card.html drew.
+int WrongTestCardPixels(const std::vector<uint8_t>& rgb) {
+  int wrong = 0;
+  for (int y = 0; y < 360; ++y) {
+    for (int x = 0; x < 640; ++x) {
+      const uint8_t* px = rgb.data() + (static_cast<size_t>(y) * 640 + x) * 3;
+      const std::array<uint8_t, 3> want = TestCardPixel(x, y);
+      if (px[0] != want[0] || px[1] != want[1] || px[2] != want[2]) ++wrong;
+    }
+  }
+  return wrong;
+}
+
+// A lossless film or an image sequence holds exactly the pixels the page drew: no JPEG
+// step between the browser and the encoder (the default, without --alpha, too).
+TEST_F(RendererTest, LosslessFilmsAndImageSequencesHoldExactlyThePixelsThePageDrew) {
+  fs::create_directories(dir_ / "png");
+  for (const std::string& output : {std::string("card.mkv"), std::string("png/%03d.png")}) {
+    RenderOptions options = Options("test-card.html", output);
+    options.frames = 3;
+    Result<RenderStats> stats = Render(options);
+    ASSERT_TRUE(stats.ok()) << output << ": " << stats.status().ToString();
+    const std::string first =
+        output.ends_with(".png") ? (dir_ / "png/000.png").string() : stats->output;
+    Result<testing::DecodedVideo> video = testing::DecodeVideo(first);
+    ASSERT_TRUE(video.ok()) << output;
+    ASSERT_FALSE(video->rgb.empty()) << output;
+    ASSERT_EQ(video->rgb[0].size(), 640u * 360 * 3);
+    EXPECT_EQ(WrongTestCardPixels(video->rgb[0]), 0) << output;
   }
 }
 

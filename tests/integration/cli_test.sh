@@ -56,6 +56,9 @@ expect_failure wide-pattern 2 "at most two digits" -- render "$page" -o "$work/o
 expect_failure huge-rate-fraction 2 "too fine" -- render "$page" -o "$o" --fps 4000000001/4000000000 --frames 3
 expect_failure unreachable-url 1 "could not load" -- render "http://127.0.0.1:9/" -o "$o" --frames 3
 expect_failure bad-preroll 2 "--preroll" -- render "$page" -o "$o" --frames 3 --preroll teleport
+expect_failure jpeg-into-lossless 2 "lossless ffv1-mkv film" -- render "$page" -o "$work/out/film.mkv" --frames 3 --screenshots jpeg
+expect_failure jpeg-with-alpha 2 "JPEG has no transparency" -- render "$page" -o "$work/out/film.mov" --frames 3 --alpha --screenshots jpeg
+expect_failure bad-screenshots 2 "--screenshots" -- render "$page" -o "$o" --frames 3 --screenshots bmp
 expect_failure bad-shard 2 "bad --shard '3/3'" -- render "$page" -o "$o" --frames 3 --shard 3/3 --work-dir "$work/shards"
 expect_failure shard-needs-work-dir 2 "--shard needs --work-dir" -- render "$page" -o "$o" --frames 3 --shard 0/2
 expect_failure bad-segment-frames 2 "--segment-frames must be" -- render "$page" -o "$o" --frames 3 --segment-frames 0
