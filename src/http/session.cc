@@ -4,10 +4,10 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <charconv>
 #include <chrono>
+#include <exception>
 
 namespace pagereel::http {
 
@@ -20,7 +20,6 @@ namespace {
 
 // How long an idle keep-alive connection, or a slow client's request, may take.
 constexpr std::chrono::seconds kIdleTimeout{60};
-constexpr size_t kMaxHeaderBytes = 16 * 1024;
 // How long, and how much, a lingering close reads and drops (CloseMode::kLinger).
 constexpr std::chrono::seconds kLingerTimeout{5};
 constexpr size_t kMaxLingerBytes = 64 << 20;
@@ -28,45 +27,90 @@ constexpr size_t kMaxLingerBytes = 64 << 20;
 }  // namespace
 
 Session::Session(tcp::socket socket, const SessionOptions& options)
-    : options_(options), stream_(std::move(socket)) {}
+    : options_(options),
+      stream_(std::move(socket)),
+      reader_(options.max_body_bytes, options.body_too_large) {}
 
 Session::~Session() = default;
 
+std::optional<Response> Session::CheckHeader(const Request&) { return std::nullopt; }
+
 void Session::Read() {
-  parser_.emplace();
-  parser_->body_limit(options_.max_body_bytes);
-  parser_->header_limit(kMaxHeaderBytes);
-  stream_.expires_after(kIdleTimeout);
-  bhttp::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+  reader_.Start();
+  stream_.expires_after(kIdleTimeout);  // For the whole request, however slowly it comes.
+  Parse();
 }
 
-void Session::OnRead(beast::error_code ec) {
-  if (ec == bhttp::error::body_limit) {
-    keep_alive_ = false;
-    return Write(ReadError(413, options_.body_too_large));
-  }
-  if (ec == bhttp::error::header_limit) {
-    keep_alive_ = false;
-    return Write(ReadError(431, "the request's headers are larger than 16 KiB"));
-  }
-  if (ec) {
-    if (ec != bhttp::error::end_of_stream && ec != beast::error::timeout &&
-        ec != asio::error::connection_reset && ec != asio::error::operation_aborted &&
-        stream_.socket().is_open()) {
-      // A request that is not HTTP: answer once, then hang up.
-      keep_alive_ = false;
-      return Write(ReadError(400, "the request is not valid HTTP/1.1: " + ec.message()));
+void Session::Parse() {
+  for (;;) {
+    switch (reader_.Next()) {
+      case RequestReader::Step::kNeedMore:
+        return ReadSome();
+      case RequestReader::Step::kHeader: {
+        std::optional<Response> refusal;
+        try {
+          refusal = CheckHeader(reader_.header());
+        } catch (const std::exception& e) {
+          return Refuse(500, std::string("the server failed on this request's header: ") +
+                                 e.what());
+        }
+        if (!refusal) continue;
+        // A body still to come is not read: the connection cannot go on to the next request.
+        keep_alive_ = reader_.done() && reader_.header().keep_alive();
+        return Write(std::move(*refusal));
+      }
+      case RequestReader::Step::kRequest: {
+        request_ = reader_.TakeRequest();
+        keep_alive_ = request_.keep_alive();
+        const int writes = writes_;
+        try {
+          HandleRequest();
+        } catch (const std::exception& e) {
+          // Answered already: the answer goes out, and the connection closes after it.
+          failed_ = true;
+          if (writes_ != writes) return;
+          return Refuse(500, std::string("the server failed on this request: ") + e.what());
+        }
+        return;
+      }
+      case RequestReader::Step::kRefused: {
+        const ReadRefusal& refusal = reader_.refusal();
+        if (refusal.status == 0 || !stream_.socket().is_open()) return Close();
+        return Refuse(refusal.status, refusal.detail);
+      }
     }
-    return Close();
   }
-  request_ = parser_->release();
-  keep_alive_ = request_.keep_alive();
-  HandleRequest();
+}
+
+void Session::ReadSome() {
+  stream_.async_read_some(reader_.Room(), [self = shared_from_this()](beast::error_code ec,
+                                                                      size_t n) {
+    if (ec == asio::error::eof) {
+      self->reader_.Ended();
+    } else if (ec) {
+      // Timed out, reset, or cancelled: nobody to answer.
+      return self->Close();
+    } else {
+      self->reader_.Received(n);
+    }
+    self->Parse();
+  });
+}
+
+void Session::Refuse(int status, const std::string& detail) {
+  keep_alive_ = false;
+  Response response;
+  try {
+    response = ReadError(status, detail);
+  } catch (const std::exception&) {
+    response = Response{bhttp::status::internal_server_error, 11};
+  }
+  Write(std::move(response));
 }
 
 void Session::Write(Response response) {
+  ++writes_;
+  request_ = {};  // The handler is done with it: a body is not kept while the connection idles.
   if (!stream_.socket().is_open()) return;
   beast::error_code ignored;
   stream_.socket().cancel(ignored);  // A wait on the socket (serve's client-left watch).
@@ -79,7 +123,7 @@ void Session::Write(Response response) {
   stream_.expires_after(kIdleTimeout);
   bhttp::async_write(stream_, *shared,
                      [self = shared_from_this(), shared](beast::error_code ec, size_t) {
-                       if (ec || !shared->keep_alive()) return self->Close();
+                       if (ec || !shared->keep_alive() || self->failed_) return self->Close();
                        self->Read();
                      });
 }
@@ -133,6 +177,19 @@ Status Listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, std::strin
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return UnavailableError("cannot listen on " + std::string(shown) + ": " + ec.message());
   return Status::Ok();
+}
+
+void RunIo(asio::io_context& io, const std::function<void(std::string_view)>& report) {
+  for (;;) {
+    try {
+      io.run();
+      return;
+    } catch (const std::exception& e) {
+      report(e.what());
+    } catch (...) {
+      report("an exception that is not a std::exception");
+    }
+  }
 }
 
 }  // namespace pagereel::http

@@ -1,14 +1,19 @@
 // Session: one connection of an HTTP/1.1 server on Boost.Beast, the part that pagereel's
 // two servers share (serve/server.cc, live/control_server.cc). It reads requests one after
-// another (keep-alive), each within a body limit, 16 KiB of headers and a 60 s idle
-// timeout; answers a request it cannot read (413, 431, 400, in the server's own error
+// another (keep-alive) with a RequestReader (request_reader.h: a body limit, 16 KiB of
+// headers, of a chunk's size line and of the trailer) within a 60 s idle timeout; lets the
+// server refuse a request from its header, before its body is read (CheckHeader: a token,
+// a route); answers a request it cannot read (413, 431, 400, in the server's own error
 // format) and hangs up; and writes every answer with "Server: pagereel" (and
 // "Cache-Control: no-store" when asked), keeping the connection while the client asks for
 // it and the server is not stopping. A server derives from it and answers each request
-// in HandleRequest(), at once or later.
+// in HandleRequest(), at once or later. Nothing a client sends, and nothing thrown while a
+// request is read or handled, ends more than that client's connection: an exception from
+// HandleRequest() or CheckHeader() is answered 500 and the connection closed.
 //
 // Also here, because they need Asio too: the listening socket both servers open
-// (ParseListenAddress, Listen). This is the only header of the module with Asio or Beast.
+// (ParseListenAddress, Listen), and RunIo, which runs a server's I/O thread so that an
+// exception from any handler ends only that handler's connection.
 //
 // Threads: all calls and callbacks of one session run on the executor of its socket (the
 // server's I/O thread, or a strand of it); none may be made from another thread.
@@ -17,23 +22,23 @@
 
 #include <array>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/error.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "http/request_reader.h"
 
 namespace pagereel::http {
 
-using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // How a session ends its connection.
@@ -65,7 +70,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Reads the next request into request(), then calls HandleRequest().
+  // Reads the next request's header, asks CheckHeader(), reads its body into request(), then
+  // calls HandleRequest().
   void Read();
 
   // Writes `response` (adding Server, Cache-Control, Connection and Content-Length), then
@@ -77,27 +83,41 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close();
 
  protected:
+  // Called when a request's header has been read, before any of its body: an answer refuses
+  // the request (its body is never read; unless it had none, the connection closes after the
+  // answer). nullopt: the body is read and HandleRequest() called. By default every header
+  // passes.
+  virtual std::optional<Response> CheckHeader(const Request& header);
+
   // Answers request(): calls Write() once, now or later, or takes the socket over.
+  // request() is valid until Write() (which lets go of its body).
   virtual void HandleRequest() = 0;
 
-  // The answer to a request that could not be read: 413 (too large a body), 431 (too large
-  // headers) or 400 (not HTTP), with `detail` for the client. The connection closes after it.
+  // The answer to a request that could not be read: 413 (too large a body, or a chunk's
+  // extensions), 431 (too large headers or trailer), 400 (not HTTP), or 500 (CheckHeader or
+  // HandleRequest threw), with `detail` for the client. The connection closes after it.
   virtual Response ReadError(int status, const std::string& detail) = 0;
 
   Request& request() { return request_; }
   boost::beast::tcp_stream& stream() { return stream_; }
 
  private:
-  void OnRead(boost::beast::error_code ec);
+  // Parses what has been read, and reads more, checks the header or hands the request over.
+  void Parse();
+  void ReadSome();
+  // Answers a request that could not be read, or that threw, and closes the connection.
+  void Refuse(int status, const std::string& detail);
+
   using Scratch = std::array<char, 64 * 1024>;
   void Drain(std::shared_ptr<Scratch> scratch, size_t drained);
 
   const SessionOptions& options_;
   boost::beast::tcp_stream stream_;
-  boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  RequestReader reader_;
   Request request_;
   bool keep_alive_ = true;  // What the request asked; false after a read error.
+  int writes_ = 0;          // Answers written, so a handler that threw after answering is seen.
+  bool failed_ = false;     // A handler threw: close once its answer is written.
 };
 
 // Which host names ParseListenAddress accepts besides numeric addresses.
@@ -116,6 +136,11 @@ std::optional<boost::asio::ip::tcp::endpoint> ParseListenAddress(std::string_vie
 // "cannot listen on SHOWN: why" when it cannot; `shown` is the address as the user wrote it.
 Status Listen(boost::asio::ip::tcp::acceptor& acceptor,
               const boost::asio::ip::tcp::endpoint& endpoint, std::string_view shown);
+
+// Runs `io` on the calling thread until it stops, as io.run() does; but an exception that a
+// handler throws is given to `report` (its what()) and the loop runs on. The handler's
+// connection goes with it (nothing holds the session any more); the others carry on.
+void RunIo(boost::asio::io_context& io, const std::function<void(std::string_view)>& report);
 
 }  // namespace pagereel::http
 

@@ -8,9 +8,13 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/field.hpp>
+#include <boost/asio/post.hpp>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace pagereel::http {
 namespace {
@@ -18,13 +22,21 @@ namespace {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-// Answers every request with its method, target and body, as text.
+// Answers every request with its method, target and body, as text. A target under /private
+// is refused from its header (401); /throw throws from the handler.
 class EchoSession : public Session {
  public:
   using Session::Session;
 
  private:
+  std::optional<Response> CheckHeader(const Request& header) override {
+    if (!header.target().starts_with("/private")) return std::nullopt;
+    Response r{boost::beast::http::status::unauthorized, 11};
+    r.body() = "refused from the header";
+    return r;
+  }
   void HandleRequest() override {
+    if (request().target() == "/throw") throw std::length_error("a library gave up");
     Response r{boost::beast::http::status::ok, 11};
     r.set(boost::beast::http::field::content_type, "text/plain");
     r.body() = std::string(request().method_string()) + " " + std::string(request().target()) +
@@ -47,7 +59,7 @@ class Server {
     Status listening = Listen(acceptor_, *endpoint, "127.0.0.1:0");
     EXPECT_TRUE(listening.ok()) << listening.ToString();
     Accept();
-    thread_ = std::thread([this] { io_.run(); });
+    thread_ = std::thread([this] { RunIo(io_, [](std::string_view) {}); });
   }
   ~Server() {
     io_.stop();
@@ -70,20 +82,35 @@ class Server {
   std::thread thread_;
 };
 
+// What a client does once it has sent its request.
+enum class AfterSending {
+  kWait,      // Waits for the answer with its side of the connection open.
+  kShutDown,  // Closes its side: it sends nothing more.
+};
+
 // Sends `request` on a new connection and returns everything read until the server closes.
-std::string Exchange(uint16_t port, const std::string& request) {
+std::string Exchange(uint16_t port, const std::string& request,
+                     AfterSending after = AfterSending::kWait) {
   asio::io_context io;
   tcp::socket socket(io);
   socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   std::thread writer([&] {
     boost::system::error_code ignored;
     asio::write(socket, asio::buffer(request), ignored);
+    if (after == AfterSending::kShutDown) socket.shutdown(tcp::socket::shutdown_send, ignored);
   });
   std::string reply;
   boost::system::error_code ec;
   asio::read(socket, asio::dynamic_buffer(reply), ec);
   writer.join();
   return reply;
+}
+
+// As serve sets it: a refused client still sending can read why.
+SessionOptions Lingering() {
+  SessionOptions options;
+  options.close = CloseMode::kLinger;
+  return options;
 }
 
 int Count(const std::string& text, const std::string& part) {
@@ -154,6 +181,86 @@ TEST(SessionTest, WhileTheServerStopsAnswersCloseTheConnection) {
   std::string reply = Exchange(server.port(), "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
   EXPECT_EQ(Count(reply, "HTTP/1.1 200 OK\r\n"), 1) << reply;
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+}
+
+// Issue 20: Beast threw std::length_error for a trailer field of 64 KiB, which nothing caught.
+TEST(SessionTest, ATrailerOver16KiBIsAnswered431AndTheServerAnswersOn) {
+  Server server(Lingering());
+  const std::string request =
+      "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: " +
+      std::string(65536, 'a') + "\r\n\r\n";
+  std::string reply = Exchange(server.port(), request, AfterSending::kShutDown);
+  EXPECT_EQ(reply.find("HTTP/1.1 431 "), 0u) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("refused: the trailer of the request's chunked body is larger than 16 KiB"),
+            std::string::npos)
+      << reply;
+  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nConnection: close\r\n\r\n")
+                .find("HTTP/1.1 200 OK"),
+            std::string::npos);
+}
+
+TEST(SessionTest, AChunkedBodyWithATrailerUnderTheLimitIsRead) {
+  Server server(SessionOptions{});
+  std::string reply = Exchange(server.port(),
+                               "POST /t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                               "Connection: close\r\n\r\n3;name=value\r\nabc\r\n2\r\nde\r\n"
+                               "0\r\nX-Sum: " + std::string(8000, 's') + "\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 200 OK"), 0u) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("POST /t abcde"), std::string::npos) << reply.substr(0, 400);
+}
+
+// Issue 20: a chunk's extensions were buffered without limit (256 MiB took 260 MB).
+TEST(SessionTest, AChunkExtensionOver16KiBIsAnswered413) {
+  Server server(Lingering());
+  std::string reply = Exchange(server.port(),
+                               "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;e=" +
+                                   std::string(1 << 20, 'e') + "\r\nx\r\n0\r\n\r\n",
+                               AfterSending::kShutDown);
+  EXPECT_EQ(reply.find("HTTP/1.1 413 "), 0u) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("refused: a chunk's size line in the request's chunked body (the size and "
+                       "its extensions) is longer than 16 KiB"),
+            std::string::npos)
+      << reply;
+}
+
+TEST(SessionTest, ARequestRefusedFromItsHeaderIsAnsweredWithoutWaitingForItsBody) {
+  Server server(SessionOptions{});
+  // The body announced never comes; the answer must not wait for it.
+  std::string reply = Exchange(server.port(),
+                               "POST /private HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n",
+                               AfterSending::kShutDown);
+  EXPECT_EQ(reply.find("HTTP/1.1 401 Unauthorized\r\n"), 0u) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("refused from the header"), std::string::npos) << reply;
+  // Without a body, the connection goes on to the next request.
+  reply = Exchange(server.port(),
+                   "GET /private HTTP/1.1\r\n\r\nGET /open HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(Count(reply, "HTTP/1.1 401 "), 1) << reply;
+  EXPECT_NE(reply.find("GET /open "), std::string::npos) << reply;
+}
+
+TEST(SessionTest, AHandlerThatThrowsIsAnswered500AndOnlyItsConnectionCloses) {
+  Server server(Lingering());
+  std::string reply = Exchange(server.port(), "GET /throw HTTP/1.1\r\n\r\nGET /never HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 500 Internal Server Error\r\n"), 0u) << reply;
+  EXPECT_NE(reply.find("refused: the server failed on this request: a library gave up"),
+            std::string::npos)
+      << reply;
+  EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1) << reply;
+  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nConnection: close\r\n\r\n")
+                .find("HTTP/1.1 200 OK"),
+            std::string::npos);
+}
+
+TEST(RunIoTest, AHandlerThatThrowsIsReportedAndTheOthersStillRun) {
+  asio::io_context io;
+  std::vector<std::string> reports;
+  bool later_ran = false;
+  asio::post(io, [] { throw std::runtime_error("handler failed"); });
+  asio::post(io, [&] { later_ran = true; });
+  RunIo(io, [&](std::string_view what) { reports.emplace_back(what); });
+  EXPECT_EQ(reports, std::vector<std::string>{"handler failed"});
+  EXPECT_TRUE(later_ran);
 }
 
 TEST(ListenAddressTest, IsANumericHostAndAPort) {

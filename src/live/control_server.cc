@@ -1108,7 +1108,10 @@ void ControlServer::Serve(Engine& engine) {
   s.calls_work.emplace(s.calls.get_executor());
   s.io_thread = std::thread([&s] {
     SetCurrentThreadName("live-control");
-    s.io.run();
+    http::RunIo(s.io, [](std::string_view what) {
+      std::fprintf(stderr, "live control: a connection was dropped: its handler threw: %.*s\n",
+                   static_cast<int>(what.size()), what.data());
+    });
     s.io_ended.set_value();
   });
   s.calls_thread = std::thread([&s] {

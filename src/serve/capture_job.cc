@@ -22,35 +22,6 @@ int64_t Ms(Clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
 }
 
-const char* ErrorName(int status) {
-  switch (status) {
-    case 400:
-      return "bad parameter";
-    case 401:
-      return "unauthorized";
-    case 403:
-      return "forbidden";
-    case 404:
-      return "not found";
-    case 405:
-      return "method not allowed";
-    case 413:
-      return "body too large";
-    case 422:
-      return "page could not be loaded";
-    case 431:
-      return "headers too large";
-    case 502:
-      return "browser crashed";
-    case 503:
-      return "overloaded";
-    case 504:
-      return "page did not finish in time";
-    default:
-      return "internal error";
-  }
-}
-
 // The HTTP status for a capture that failed with `status`.
 int HttpStatusFor(const Status& status) {
   switch (status.code()) {
@@ -105,14 +76,6 @@ class Refusals {
 };
 
 }  // namespace
-
-Answer ErrorAnswer(int status, std::string_view detail) {
-  Answer a;
-  a.status = status;
-  a.content_type = "application/json";
-  a.body = json{{"error", ErrorName(status)}, {"detail", detail}}.dump() + "\n";
-  return a;
-}
 
 CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
     : services_(services), route_(route), started_(started), log_(std::make_unique<json>()) {}

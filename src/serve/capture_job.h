@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "serve/admission.h"
+#include "serve/answer.h"
 #include "serve/request.h"
 
 namespace pagereel::serve {
@@ -36,17 +37,6 @@ class Proxy;
 }  // namespace egress
 class BrowserPool;
 class Metrics;
-
-// An HTTP answer of the service, before the connection writes it.
-struct Answer {
-  int status = 200;
-  std::string content_type;
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // Beyond Content-Type.
-};
-
-// The service's error answer: JSON {"error": what `status` means, "detail": `detail`}.
-Answer ErrorAnswer(int status, std::string_view detail);
 
 // What the jobs need of the service around them. Set up once; outlives every job.
 struct CaptureServices {

@@ -55,15 +55,6 @@ Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, i
 
 }  // namespace
 
-const char* ClipContentType(ClipFormat format) {
-  switch (format) {
-    case ClipFormat::kGif: return "image/gif";
-    case ClipFormat::kMp4: return "video/mp4";
-    case ClipFormat::kWebm: return "video/webm";
-  }
-  return "application/octet-stream";
-}
-
 Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptions& page_options,
                              const ClipOptions& clip, const std::filesystem::path& scratch_dir,
                              Clock::time_point deadline, ClipReport* report) {

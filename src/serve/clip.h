@@ -50,9 +50,6 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
                              const ClipOptions& clip, const std::filesystem::path& scratch_dir,
                              std::chrono::steady_clock::time_point deadline, ClipReport* report);
 
-// "image/gif", "video/mp4", "video/webm".
-const char* ClipContentType(ClipFormat format);
-
 }  // namespace pagereel::serve
 
 #endif  // PAGEREEL_SERVE_CLIP_H_

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/percent_encoding.h"
+#include "base/utf8.h"
 #include "http/query.h"
 #include "http/url.h"
 
@@ -20,14 +21,26 @@ namespace {
 
 using Params = std::map<std::string, std::string, std::less<>>;
 
-// Text fit to quote back to a client in an error message: short, printable.
+// Text fit to quote back to a client in an error message: short (cut between characters,
+// never inside one), printable. Bytes that are not UTF-8 stay as they are: the answer's
+// JSON writer shows each as U+FFFD.
 std::string Quote(std::string_view value) {
+  const std::string_view shown = Utf8Prefix(value, 60);
   std::string out = "'";
-  for (char c : value.substr(0, 60)) {
+  for (char c : shown) {
     out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
   }
-  if (value.size() > 60) out += "...";
+  if (shown.size() < value.size()) out += "...";
   return out + "'";
+}
+
+const char* ClipContentType(ClipFormat format) {
+  switch (format) {
+    case ClipFormat::kGif: return "image/gif";
+    case ClipFormat::kMp4: return "video/mp4";
+    case ClipFormat::kWebm: return "video/webm";
+  }
+  return "application/octet-stream";
 }
 
 Status Bad(std::string_view name, std::string_view what) {
@@ -197,6 +210,10 @@ class Reader {
       if (control && !(allow_newlines && (c == '\n' || c == '\r' || c == '\t'))) {
         return Bad(name, "must not hold control characters");
       }
+    }
+    // Text goes to the browser inside the DevTools protocol's JSON, which is UTF-8.
+    if (!IsUtf8(text)) {
+      return Bad(name, "must be UTF-8 text (percent-encode its UTF-8 bytes: %C3%A9 for \u00e9)");
     }
     return text;
   }

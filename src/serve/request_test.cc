@@ -1,6 +1,7 @@
 #include "serve/request.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -290,6 +291,34 @@ TEST(CaptureRequestTest, JsonFieldsReadAsTheQueryWouldWithTheLastOfARepeatedName
     ASSERT_FALSE(r.ok()) << body;
     EXPECT_EQ(r.status().message(), not_json) << body;
   }
+}
+
+TEST(CaptureRequestTest, AQuotedValueIsCutBetweenCharacters) {
+  // "x" and 40 é: byte 60 falls inside the 30th é, which is left out whole.
+  std::string query = "url=http://a/&type=x";
+  for (int i = 0; i < 40; ++i) query += "%C3%A9";
+  Result<CaptureRequest> r = Get(Route::kScreenshot, query);
+  ASSERT_FALSE(r.ok());
+  std::string shown = "x";
+  for (int i = 0; i < 29; ++i) shown += "\xC3\xA9";
+  EXPECT_EQ(r.status().message(), "type: must be png, jpeg or webp, not '" + shown + "...'");
+}
+
+TEST(CaptureRequestTest, TextForTheBrowserMustBeUtf8) {
+  for (const auto& [route, query] : std::vector<std::pair<Route, std::string>>{
+           {Route::kScreenshot, "url=http://a/&selector=%FF"},
+           {Route::kPdf, "url=http://a/&headerTemplate=%C3"},
+           {Route::kPdf, "url=http://a/&footerTemplate=%ED%A0%80"},  // A surrogate.
+           {Route::kScreenshot, "url=http://a/%C0%AF"},              // An overlong '/'.
+           {Route::kScreenshot, "html=%FF"}}) {
+    Result<CaptureRequest> r = Get(route, query);
+    ASSERT_FALSE(r.ok()) << query;
+    EXPECT_NE(r.status().message().find(": must be UTF-8 text"), std::string::npos)
+        << r.status().message();
+  }
+  Result<CaptureRequest> r = Get(Route::kScreenshot, "url=http://a/&selector=%23caf%C3%A9");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->screenshot.selector, "#caf\xC3\xA9");
 }
 
 }  // namespace

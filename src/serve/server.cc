@@ -176,49 +176,62 @@ class Connection : public http::Session {
     return ToResponse(ErrorAnswer(status, detail));
   }
 
-  void HandleRequest() override {
-    started_ = Clock::now();
-    const http::Request& request = this->request();
-    std::string_view target = request.target();
-    std::string_view path = target.substr(0, target.find('?'));
-    beast::http::verb method = request.method();
-    bool is_get = method == beast::http::verb::get;
+  // What a request asks for, as its header says.
+  enum class Endpoint { kHealthz, kReadyz, kMetrics, kStatus, kCapture };
 
+  // Everything the header decides is decided here, before the body is read: the route, the
+  // method and the token. A request refused here never has its body read (nor kept).
+  std::optional<http::Response> CheckHeader(const http::Request& header) override {
+    std::string_view target = header.target();
+    std::string_view path = target.substr(0, target.find('?'));
+    beast::http::verb method = header.method();
+    bool is_get = method == beast::http::verb::get;
+    route_.reset();
     if (path == "/healthz" || path == "/readyz") {
-      if (!is_get) return Reply(NotAllowed("GET"));
-      if (path == "/healthz") return Reply(Body(200, "application/json", "{\"status\":\"ok\"}\n"));
-      bool ready = !server_.stopping && server_.pool.Ready();
-      return Reply(Body(ready ? 200 : 503, "application/json",
-                        ready ? "{\"ready\":true}\n" : "{\"ready\":false}\n"));
+      if (!is_get) return ToResponse(NotAllowed("GET"));
+      endpoint_ = path == "/healthz" ? Endpoint::kHealthz : Endpoint::kReadyz;
+      return std::nullopt;  // Open to all: load balancers and orchestrators ask without a token.
     }
-    if (!http::IsAuthorized(request[beast::http::field::authorization], server_.options.token)) {
+    if (!http::IsAuthorized(header[beast::http::field::authorization], server_.options.token)) {
       Answer a = ErrorAnswer(401, "this service needs an Authorization: Bearer token");
       a.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return Reply(std::move(a));
+      return ToResponse(std::move(a));
     }
-    if (path == "/metrics") {
-      if (!is_get) return Reply(NotAllowed("GET"));
-      return Reply(Body(200, "text/plain; version=0.0.4; charset=utf-8",
-                        server_.metrics.Prometheus(server_.ReadGauges())));
+    if (path == "/metrics" || path == "/v1/status") {
+      if (!is_get) return ToResponse(NotAllowed("GET"));
+      endpoint_ = path == "/metrics" ? Endpoint::kMetrics : Endpoint::kStatus;
+      return std::nullopt;
     }
-    if (path == "/v1/status") {
-      if (!is_get) return Reply(NotAllowed("GET"));
-      return Reply(Body(200, "application/json", server_.metrics.Json(server_.ReadGauges())));
-    }
-    std::optional<Route> route;
-    if (path == "/v1/screenshot") route = Route::kScreenshot;
-    if (path == "/v1/pdf") route = Route::kPdf;
-    if (path == "/v1/gif") route = Route::kGif;
-    if (path == "/v1/clip") route = Route::kClip;
-    if (!route) {
-      return Reply(ErrorAnswer(404, "no route " + std::string(path).substr(0, 100) +
-                                        "; the routes are /v1/screenshot, /v1/pdf, /v1/gif, "
-                                        "/v1/clip, /healthz, /readyz, /metrics and /v1/status"));
-    }
+    if (path == "/v1/screenshot") route_ = Route::kScreenshot;
+    if (path == "/v1/pdf") route_ = Route::kPdf;
+    if (path == "/v1/gif") route_ = Route::kGif;
+    if (path == "/v1/clip") route_ = Route::kClip;
+    if (!route_) return ToResponse(NoRouteAnswer(path));
     if (method != beast::http::verb::get && method != beast::http::verb::post) {
-      return Reply(NotAllowed("GET, POST"));
+      return ToResponse(NotAllowed("GET, POST"));
     }
-    StartCapture(*route);
+    endpoint_ = Endpoint::kCapture;
+    return std::nullopt;
+  }
+
+  void HandleRequest() override {
+    started_ = Clock::now();
+    switch (endpoint_) {
+      case Endpoint::kHealthz:
+        return Reply(Body(200, "application/json", "{\"status\":\"ok\"}\n"));
+      case Endpoint::kReadyz: {
+        bool ready = !server_.stopping && server_.pool.Ready();
+        return Reply(Body(ready ? 200 : 503, "application/json",
+                          ready ? "{\"ready\":true}\n" : "{\"ready\":false}\n"));
+      }
+      case Endpoint::kMetrics:
+        return Reply(Body(200, "text/plain; version=0.0.4; charset=utf-8",
+                          server_.metrics.Prometheus(server_.ReadGauges())));
+      case Endpoint::kStatus:
+        return Reply(Body(200, "application/json", server_.metrics.Json(server_.ReadGauges())));
+      case Endpoint::kCapture:
+        return StartCapture(*route_);
+    }
   }
 
   // Reads the capture's parameters and puts it in line.
@@ -236,8 +249,19 @@ class Connection : public http::Session {
     // The admission holds the entry while it runs; a pointer avoids a cycle job -> job.
     Job* raw_job = job.get();
     job->run = [self, capture, raw_job](Clock::duration waited) {
-      capture->Run(waited, raw_job->cancelled,
-                   [&](Answer answer) { self->AnswerFinished(capture, std::move(answer)); });
+      bool answered = false;
+      try {
+        capture->Run(waited, raw_job->cancelled, [&](Answer answer) {
+          answered = true;
+          self->AnswerFinished(capture, std::move(answer));
+        });
+      } catch (const std::exception& e) {
+        // A capture worker must outlive any one capture: what a library threw fails only it.
+        if (!answered) {
+          self->AnswerFinished(capture,
+                               ErrorAnswer(500, std::string("the capture failed: ") + e.what()));
+        }
+      }
     };
     job->reject = [self, capture](const Status& status) {
       self->AnswerFinished(capture, capture->Rejected(status));
@@ -291,6 +315,8 @@ class Connection : public http::Session {
   }
 
   Server::Impl& server_;
+  Endpoint endpoint_ = Endpoint::kHealthz;  // Of the request being answered, from its header.
+  std::optional<Route> route_;               // When it is a capture.
   bool client_left_ = false;
   Clock::time_point started_;
   std::shared_ptr<Job> job_;              // While a capture waits or runs: its line entry,
@@ -371,7 +397,10 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   Impl* raw = impl.get();
   impl->io_thread = std::thread([raw] {
     SetCurrentThreadName("http-io");
-    raw->io.run();
+    http::RunIo(raw->io, [raw](std::string_view what) {
+      raw->Log({{"level", "error"},
+                {"message", "a connection was dropped: its handler threw: " + std::string(what)}});
+    });
   });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }

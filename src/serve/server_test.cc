@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <string>
@@ -35,6 +36,37 @@ using Reply = testing::HttpReply;
 using testing::Encode;
 using testing::Fetch;
 using testing::Get;
+
+// Sends `bytes` on a new connection, closes the sending side, and returns everything the
+// service wrote until it closed.
+std::string Exchange(uint16_t port, const std::string& bytes) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  std::thread writer([&] {
+    boost::system::error_code ignored;
+    asio::write(socket, asio::buffer(bytes), ignored);
+    socket.shutdown(tcp::socket::shutdown_send, ignored);
+  });
+  std::string reply;
+  boost::system::error_code ec;
+  asio::read(socket, asio::dynamic_buffer(reply), ec);
+  writer.join();
+  return reply;
+}
+
+// The status of a raw reply ("HTTP/1.1 431 ..."), 0 for none.
+int StatusOf(const std::string& reply) {
+  if (!reply.starts_with("HTTP/1.1 ") || reply.size() < 12) return 0;
+  return std::atoi(reply.substr(9, 3).c_str());
+}
+
+// The JSON body of a raw reply, parsed strictly (discarded when it is not JSON).
+json JsonBodyOf(const std::string& reply) {
+  size_t end = reply.find("\r\n\r\n");
+  if (end == std::string::npos) return json();
+  return json::parse(reply.substr(end + 4), nullptr, /*allow_exceptions=*/false);
+}
 
 class ServeTest : public ::testing::Test {
  protected:
@@ -211,6 +243,109 @@ TEST_F(ServeTest, TokenGuardsEverythingButHealth) {
   EXPECT_EQ(Get(port_, "/metrics").status, 401);
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>x</p>", "text/html", "Bearer wrong").status, 401);
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>x</p>", "text/html", "Bearer s3cret").status, 200);
+}
+
+// Issue 20: a chunked trailer field of 64 KiB made Beast throw std::length_error, and nothing
+// caught it: the process ended, on any route, with a token or without.
+TEST_F(ServeTest, ATrailerOf64KiBIsAnsweredAndTheServiceAnswersOn) {
+  token_ = "s3cret";
+  StartServer();
+  const std::string trailer = "0\r\nX: " + std::string(65536, 'a') + "\r\n\r\n";
+  // The request of the issue, as it was sent: refused from its header (a POST to /healthz).
+  std::string reply = Exchange(
+      port_, "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + trailer);
+  EXPECT_EQ(StatusOf(reply), 405) << reply.substr(0, 300);
+  ASSERT_EQ(Get(port_, "/healthz").status, 200);
+  // Where a body is read: the trailer is over the 16 KiB that headers may take.
+  reply = Exchange(port_,
+                   "POST /v1/screenshot HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+                   "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "8\r\n<p>x</p>\r\n" + trailer);
+  EXPECT_EQ(StatusOf(reply), 431) << reply.substr(0, 300);
+  EXPECT_EQ(JsonBodyOf(reply).value("detail", ""),
+            "the trailer of the request's chunked body is larger than 16 KiB")
+      << reply.substr(0, 300);
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+// Issue 20: bytes that are not UTF-8, in any value an error message quotes, made the strict
+// JSON writer of the error answer throw, which ended the process; so did valid UTF-8 cut at
+// 60 bytes inside a character. Each is answered, as JSON, and the service answers on.
+TEST_F(ServeTest, BytesThatAreNotUtf8AreAnsweredAsJsonAndTheServiceAnswersOn) {
+  StartServer();
+  const std::string e_acute = "\xC3\xA9";
+  // "x" and 40 é: byte 60 is inside the 30th é.
+  std::string x_and_40_e_acute_encoded = "x", x_and_29_e_acute = "x";
+  for (int i = 0; i < 40; ++i) x_and_40_e_acute_encoded += "%C3%A9";
+  for (int i = 0; i < 29; ++i) x_and_29_e_acute += e_acute;
+  const std::string kReplacement = "\xEF\xBF\xBD";  // U+FFFD.
+  struct Case {
+    std::string request_line_and_headers;
+    int status;
+    std::string detail;  // Its start.
+  };
+  const Case cases[] = {
+      {"GET /v1/screenshot?url=http://a/&type=%FF HTTP/1.1\r\n", 400,
+       "type: must be png, jpeg or webp, not '" + kReplacement + "'"},
+      {"GET /\xFF HTTP/1.1\r\n", 404, "no route /" + kReplacement + "; the routes are"},
+      {"GET /v1/screenshot?url=http://a/&type=" + x_and_40_e_acute_encoded + " HTTP/1.1\r\n",
+       400, "type: must be png, jpeg or webp, not '" + x_and_29_e_acute + "...'"},
+      {"GET /v1/gif?url=http://a/&%FF=1 HTTP/1.1\r\n", 400,
+       "unknown parameter '" + kReplacement + "'"},
+      {"GET /v1/screenshot?url=http://a/&width=%FF HTTP/1.1\r\n", 400,
+       "width: must be a whole number from 1 to 3840, not '" + kReplacement + "'"},
+      {"GET /v1/screenshot?url=http://a/&scale=%FF HTTP/1.1\r\n", 400, "scale: must be a number"},
+      {"GET /v1/screenshot?url=http://a/&fullPage=%FF HTTP/1.1\r\n", 400,
+       "fullPage: must be true or false, not '" + kReplacement + "'"},
+      {"GET /v1/screenshot?url=http://a/&wait=%FF HTTP/1.1\r\n", 400, "wait: must be auto"},
+      {"GET /v1/pdf?url=http://a/&format=%FF HTTP/1.1\r\n", 400, "format: must be one of"},
+      {"GET /v1/pdf?url=http://a/&margin=%FF HTTP/1.1\r\n", 400, "margin: must be a length"},
+      {"GET /v1/clip?url=http://a/&fps=%FF HTTP/1.1\r\n", 400, "fps: must be a frame rate"},
+      {"GET /v1/clip?url=http://a/&format=%FF HTTP/1.1\r\n", 400, "format: must be mp4"},
+      {"GET /v1/screenshot?url=http://a/%FF HTTP/1.1\r\n", 400, "url: must be UTF-8 text"},
+      {"POST /v1/screenshot HTTP/1.1\r\nContent-Type: \xFF\r\nContent-Length: 1\r\n", 400,
+       "Content-Type: must be application/json"},
+      // These passed the parameter check and ended the process from a capture worker, when
+      // the value went into the DevTools protocol's JSON.
+      {"GET /v1/screenshot?html=%3Cp%3Ex%3C%2Fp%3E&selector=%FF HTTP/1.1\r\n", 400,
+       "selector: must be UTF-8 text"},
+      {"GET /v1/pdf?html=%3Cp%3Ex%3C%2Fp%3E&headerTemplate=%FF HTTP/1.1\r\n", 400,
+       "headerTemplate: must be UTF-8 text"},
+  };
+  for (const Case& c : cases) {
+    std::string request = c.request_line_and_headers + "Host: x\r\nConnection: close\r\n\r\n";
+    if (request.starts_with("POST")) request += "x";
+    std::string reply = Exchange(port_, request);
+    EXPECT_EQ(StatusOf(reply), c.status) << request << "\n" << reply;
+    json body = JsonBodyOf(reply);
+    ASSERT_TRUE(body.is_object()) << request << "\n" << reply;
+    EXPECT_TRUE(body.value("detail", "").starts_with(c.detail)) << request << "\n" << body.dump();
+    ASSERT_EQ(Get(port_, "/healthz").status, 200) << "after " << request;
+  }
+}
+
+// Issue 20: bodies were read (up to --max-body-kb) before the token was checked.
+TEST_F(ServeTest, TheTokenIsCheckedFromTheHeaderBeforeAnyBodyIsRead) {
+  token_ = "s3cret";
+  StartServer();
+  // 2 MiB announced and never sent: the answer comes from the header alone.
+  std::string reply = Exchange(port_,
+                               "POST /v1/screenshot HTTP/1.1\r\nHost: x\r\n"
+                               "Content-Type: text/html\r\nContent-Length: 2097152\r\n\r\n");
+  EXPECT_EQ(StatusOf(reply), 401) << reply;
+  EXPECT_NE(reply.find("WWW-Authenticate: Bearer\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+  // A chunk extension without end: without the token it is never read; with it, it is
+  // refused at 16 KiB.
+  const std::string chunked = "Transfer-Encoding: chunked\r\n\r\n1;e=" + std::string(1 << 20, 'e');
+  reply = Exchange(port_, "POST /v1/screenshot HTTP/1.1\r\nHost: x\r\n" + chunked);
+  EXPECT_EQ(StatusOf(reply), 401) << reply.substr(0, 300);
+  reply = Exchange(port_,
+                   "POST /v1/screenshot HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n" +
+                       chunked);
+  EXPECT_EQ(StatusOf(reply), 413) << reply.substr(0, 300);
+  EXPECT_TRUE(JsonBodyOf(reply).value("detail", "").starts_with("a chunk's size line")) << reply;
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
 }
 
 TEST_F(ServeTest, NothingAPageStoresReachesTheNextCapture) {

@@ -53,6 +53,39 @@ else
   [ "$(head -c 4 "$work/shot.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] || fail "screenshot: not a PNG"
   code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/screenshot?url=http://127.0.0.1:1/")
   [ "$code" = 403 ] || fail "loopback url: HTTP $code, wanted 403"
+  # Issue 20: each of these ended the process (a 64 KiB trailer field; bytes that are not
+  # UTF-8 in a value an error quotes). Each must be answered, and /healthz after it.
+  out=$(timeout 60 python3 - "$port" <<'PY' 2>&1
+import socket, sys
+port = int(sys.argv[1])
+requests = [
+    b'POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: ' +
+    b'a' * 65536 + b'\r\n\r\n',
+    b'POST /v1/screenshot HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: ' +
+    b'a' * 65536 + b'\r\n\r\n',
+    b'GET /v1/screenshot?url=http://a/&type=%FF HTTP/1.1\r\nHost: x\r\n\r\n',
+    b'GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n',
+    b'GET /v1/screenshot?url=http://a/&type=x' + b'%C3%A9' * 40 + b' HTTP/1.1\r\nHost: x\r\n\r\n',
+]
+def exchange(data):
+    s = socket.create_connection(('127.0.0.1', port), timeout=30)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    reply = b''
+    while True:
+        part = s.recv(65536)
+        if not part:
+            return reply
+        reply += part
+for data in requests:
+    status = exchange(data)[9:12].decode()
+    health = exchange(b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')[9:12].decode()
+    print(status, health)
+PY
+)
+  want=$'405 200\n431 200\n400 200\n404 200\n400 200'
+  [ "$out" = "$want" ] || fail "requests that ended the service: got '$out', wanted '$want'"
+  kill -0 "$pid" 2>/dev/null || fail "the service is gone: $(tail -3 "$work/err")"
 fi
 kill -TERM "$pid"
 wait "$pid"
