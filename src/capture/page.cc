@@ -69,9 +69,13 @@ struct Page::Shared {
   Mutex mu;
   CondVar cv;  // Signalled when reports, leaving or requests change.
   std::string main_frame_id GUARDED_BY(mu);
-  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL.
+  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL...
+  int64_t navigated_at GUARDED_BY(mu) = -1;  // ...at this frame (-1: while it loaded).
   bool closed GUARDED_BY(mu) = false;       // It called window.close().
-  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload.
+  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload...
+  // ...at this frame: where the page asked to go, which may be frames before the other
+  // document arrives.
+  int64_t leaving_at GUARDED_BY(mu) = -1;
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
   std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
@@ -120,6 +124,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     if (id.ok()) requests[*id] = url.ok() ? *url : "?";
   } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
+      if (!leaving) leaving_at = frame;
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     if (id.ok()) requests.erase(*id);
     cv.SignalAll();
@@ -137,7 +142,10 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     Result<std::string> url = cdp::GetString(m, {"params", "frame", "url"});
     if (!frame_id.ok() || cdp::Has(m, {"params", "frame", "parentId"})) return;
     if (main_frame_id.empty()) return;  // Still loading our own URL.
-    if (*frame_id == main_frame_id) navigated_to = url.ok() ? *url : "?";
+    if (*frame_id == main_frame_id && navigated_to.empty()) {
+      navigated_to = url.ok() ? *url : "?";
+      navigated_at = leaving ? leaving_at : frame;
+    }
   } else if (method == "Runtime.exceptionThrown" || method == "Runtime.consoleAPICalled" ||
              method == "Log.entryAdded") {
     if (method == "Runtime.consoleAPICalled") {
@@ -203,9 +211,11 @@ Status Page::CheckDocument() const {
                                    "while it renders");
   }
   if (!shared_->navigated_to.empty()) {
-    return FailedPreconditionError("the page " + name_ + " navigated away to " +
-                                   shared_->navigated_to +
-                                   "; pages must stay on one document while they render");
+    const int64_t at = shared_->navigated_at;
+    return FailedPreconditionError(
+        "the page " + name_ + " navigated away to " + shared_->navigated_to +
+        (at < 0 ? std::string(" while it loaded") : " at frame " + std::to_string(at)) +
+        "; pages must stay on one document while they render");
   }
   return Status::Ok();
 }

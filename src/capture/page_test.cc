@@ -160,6 +160,9 @@ TEST_F(PageTest, NavigatingAwayStopsTheFilm) {
   for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("navigated away"), std::string_view::npos) << status.ToString();
+  // Its timer fires at 100 ms, which falls in frame 3 (101 ms): the frame, not only the
+  // segment, is named.
+  EXPECT_NE(status.message().find("at frame 3;"), std::string_view::npos) << status.ToString();
 }
 
 TEST_F(PageTest, ClosingItselfStopsTheFilm) {
