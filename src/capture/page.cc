@@ -63,6 +63,23 @@ std::string NameFor(const PageOptions& options) {
   return options.url;
 }
 
+// How the summary shows a dialog: alert("Saved"), dismissed.
+std::string DialogText(const std::string& type, const std::string& message) {
+  std::string text = message;
+  if (text.size() > 160) {
+    size_t cut = 157;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
+  // Quoted and escaped, on one line.
+  std::string quoted = json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  const char* answer = type == "confirm"        ? ", dismissed (it returned false)"
+                       : type == "prompt"       ? ", dismissed (it returned null)"
+                       : type == "beforeunload" ? ", dismissed (the page stayed)"
+                                                : ", dismissed";
+  return type + "(" + quoted + ")" + answer;
+}
+
 }  // namespace
 
 struct Page::Shared {
@@ -86,6 +103,9 @@ struct Page::Shared {
   // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
   // the page's thread. At most kMaxMessages between two calls.
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
+  // Answers the dialogs pagereel's script cannot (a beforeunload, a document it missed).
+  // Set before the first event; the session outlives every call of OnEvent.
+  PageSession* session = nullptr;
 
   void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
@@ -104,14 +124,28 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "close") {
       closed = true;
     } else if (*payload == "leaving") {
+      if (!leaving) leaving_at = frame;
       leaving = true;
       cv.SignalAll();
-    } else if (payload->rfind("unseekable:", 0) == 0) {
+    } else if (payload->rfind("unseekable:", 0) == 0 || payload->rfind("dialog:", 0) == 0) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     }
+  } else if (method == "Page.javascriptDialogOpening") {
+    // A real dialog holds the page's main thread (and the frame being made) until it is
+    // answered: dismiss it now, from here, as the script dismisses the ones it catches.
+    // A beforeunload dismissed keeps the page where it is, so it is not leaving after all.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    if (type.ok() && *type == "beforeunload") {
+      leaving = false;
+      leaving_at = -1;
+    }
+    if (session != nullptr) {
+      session->Send("Page.handleJavaScriptDialog", Dump({{"accept", false}})).IgnoreError();
+    }
+    if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
   } else if (method == "Network.requestWillBeSent") {
     if (Result<std::string> url = cdp::GetString(m, {"params", "request", "url"}); url.ok()) {
       requested.insert(*url);
@@ -124,7 +158,6 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     if (id.ok()) requests[*id] = url.ok() ? *url : "?";
   } else if (method == "Network.loadingFinished" || method == "Network.loadingFailed") {
-      if (!leaving) leaving_at = frame;
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     if (id.ok()) requests.erase(*id);
     cv.SignalAll();
@@ -245,6 +278,7 @@ Status Page::OpenSession() {
            .where = [this] { return Where(); },
            .check = [this] { return CheckDocument(); }}));
   // Everything the page's session says goes through one handler, on the reader thread.
+  shared_->session = session_.get();
   session_->Subscribe("", shared_, &Shared::OnEvent);
   return Status::Ok();
 }
@@ -261,9 +295,16 @@ Status Page::Emulate() {
                           Dump({{"source", PageScript(std::nullopt)}}))
                          .status());
   PR_RETURN_IF_ERROR(Call("Emulation.setFocusEmulationEnabled", Dump({{"enabled", true}})).status());
+  // The screen is the page's own size, so screen.width/height (and availWidth/Height)
+  // agree with the film rather than with the browser's default 800x600: pages that size
+  // themselves from the screen lay out as they would full-screen.
+  const int64_t css_width = std::lround(options_.width / options_.scale);
+  const int64_t css_height = std::lround(options_.height / options_.scale);
   PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
-                          Dump({{"width", std::lround(options_.width / options_.scale)},
-                                {"height", std::lround(options_.height / options_.scale)},
+                          Dump({{"width", css_width},
+                                {"height", css_height},
+                                {"screenWidth", css_width},
+                                {"screenHeight", css_height},
                                 {"deviceScaleFactor", options_.scale},
                                 {"mobile", false}}))
                          .status());
@@ -559,7 +600,8 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
     MutexLock lock(&shared_->mu);
     if (shared_->leaving) {
       return FailedPreconditionError("the page " + name_ + " navigated away at frame " +
-                                     std::to_string(index) +
+                                     std::to_string(shared_->leaving_at >= 0 ? shared_->leaving_at
+                                                                             : index) +
                                      "; pages must stay on one document while they render");
     }
     reports = shared_->reports;
@@ -714,6 +756,17 @@ std::vector<PageMessage> Page::TakeMessages() {
                     ? e["description"].get<std::string>()
                     : d.value("text", std::string("an exception"));
       pm.source = where(d.value("url", std::string()), d.value("lineNumber", int64_t{-1}));
+    } else if (method == "Runtime.bindingCalled" &&
+               params.value("payload", std::string()).starts_with("dialog:")) {
+      json d = json::parse(params.value("payload", std::string()).substr(7), nullptr, false);
+      if (!d.is_object()) continue;
+      pm.kind = PageMessage::Kind::kDialog;
+      pm.text = DialogText(d.value("type", std::string("alert")), d.value("message", std::string()));
+    } else if (method == "Page.javascriptDialogOpening") {
+      pm.kind = PageMessage::Kind::kDialog;
+      pm.text = DialogText(params.value("type", std::string("alert")),
+                           params.value("message", std::string()));
+      pm.source = params.value("url", std::string());
     } else if (method == "Runtime.bindingCalled") {
       pm.kind = PageMessage::Kind::kVideo;
       pm.text = "the video " + params.value("payload", std::string()).substr(11) +

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "testing/timecode.h"
 
@@ -172,6 +173,57 @@ TEST_F(PageTest, ClosingItselfStopsTheFilm) {
   for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("window.close()"), std::string_view::npos) << status.ToString();
+}
+
+TEST_F(PageTest, DialogsAreDismissedAtOnceAndReportedWithTheirFrame) {
+  PageOptions options = Options("dialogs.html");
+  // Short, so a dialog left open fails the test at its frame instead of slowing it.
+  options.timeout = std::chrono::milliseconds(5000);
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<PageMessage> dialogs;
+  for (int64_t n = 0; n <= 46; ++n) {
+    Result<EncodedFrame> frame = (*page)->Capture(n);
+    ASSERT_TRUE(frame.ok()) << "frame " << n << ": " << frame.status().ToString();
+    for (PageMessage& m : (*page)->TakeMessages()) {
+      if (m.kind == PageMessage::Kind::kDialog) dialogs.push_back(std::move(m));
+    }
+    if (n == 40) {
+      // The page paints green when confirm() answered false and prompt() null.
+      encode::Image image = Decode(std::move(frame).value());
+      const uint8_t* p = image.pixel(320, 180);
+      EXPECT_LT(p[0], 40);
+      EXPECT_GT(p[1], 215);
+      EXPECT_LT(p[2], 40);
+    }
+  }
+  ASSERT_EQ(dialogs.size(), 4u);
+  EXPECT_EQ(dialogs[0].frame, 29);
+  EXPECT_EQ(dialogs[0].text, "alert(\"Hello from frame 29\"), dismissed");
+  EXPECT_EQ(dialogs[1].frame, 31);
+  EXPECT_EQ(dialogs[1].text, "confirm(\"Go on?\"), dismissed (it returned false)");
+  EXPECT_EQ(dialogs[2].frame, 33);
+  EXPECT_EQ(dialogs[2].text, "prompt(\"Your name?\"), dismissed (it returned null)");
+  EXPECT_EQ(dialogs[3].frame, 45);  // setTimeout(..., 1500): 1500 ms falls in frame 45.
+  EXPECT_EQ(dialogs[3].text, "alert(\"A timer's alert\"), dismissed");
+}
+
+TEST_F(PageTest, TheScreenIsAsLargeAsThePage) {
+  // Not the browser's default 800x600: the page's CSS size, whatever it is.
+  PageOptions options = Options("screen.html");
+  options.width = 1000;
+  options.height = 500;
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  encode::Image image = Decode(std::move(frame).value());
+  EXPECT_EQ(Row(image, 0), 1000);  // screen.width
+  EXPECT_EQ(Row(image, 1), 500);   // screen.height
+  EXPECT_EQ(Row(image, 2), 1000);  // screen.availWidth
+  EXPECT_EQ(Row(image, 3), 500);   // screen.availHeight
+  EXPECT_EQ(Row(image, 4), 1000);  // innerWidth
+  EXPECT_EQ(Row(image, 5), 500);   // innerHeight
 }
 
 TEST_F(PageTest, AlphaFramesAreTransparentPng) {
