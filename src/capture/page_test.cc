@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -224,6 +225,43 @@ TEST_F(PageTest, TheScreenIsAsLargeAsThePage) {
   EXPECT_EQ(Row(image, 3), 500);   // screen.availHeight
   EXPECT_EQ(Row(image, 4), 1000);  // innerWidth
   EXPECT_EQ(Row(image, 5), 500);   // innerHeight
+}
+
+// Summed absolute difference of two 160x160 cells of a frame, per channel and pixel.
+double CellDifference(const encode::Image& image, int a, int b) {
+  int64_t sum = 0;
+  for (int y = 0; y < 160; ++y) {
+    for (int x = 0; x < 160; ++x) {
+      const uint8_t* p = image.pixel(a * 160 + x, y);
+      const uint8_t* q = image.pixel(b * 160 + x, y);
+      for (int c = 0; c < 3; ++c) sum += std::abs(p[c] - q[c]);
+    }
+  }
+  return static_cast<double>(sum) / (160.0 * 160.0 * 3.0);
+}
+
+TEST_F(PageTest, CjkTextAndColourEmojiDrawWithTheSystemFonts) {
+  // scripts/install-deps.sh installs Noto CJK and Noto Color Emoji: CJK text must not come
+  // out as missing-glyph boxes ("tofu"), nor an emoji as nothing.
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("cjk-emoji.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  encode::Image image = Decode(std::move(frame).value());
+  // Cells: 0 and 1 two CJK characters, 2 the missing-glyph box, 3 an emoji. Two missing
+  // glyphs draw the same box, so two characters that differ were really drawn.
+  EXPECT_GT(CellDifference(image, 0, 1), 4.0) << "CJK characters drew alike: tofu";
+  EXPECT_GT(CellDifference(image, 0, 2), 4.0) << "a CJK character drew as the missing-glyph box";
+  // The emoji's cell holds colour (a pixel far from grey), not a box or nothing.
+  int coloured = 0;
+  for (int y = 0; y < 160; ++y) {
+    for (int x = 480; x < 640; ++x) {
+      const uint8_t* p = image.pixel(x, y);
+      const int spread = std::max({p[0], p[1], p[2]}) - std::min({p[0], p[1], p[2]});
+      if (spread > 100) ++coloured;
+    }
+  }
+  EXPECT_GT(coloured, 1000) << "the emoji has no colour";
 }
 
 TEST_F(PageTest, AlphaFramesAreTransparentPng) {
