@@ -16,8 +16,11 @@ packages=(
   clang
   # The browser pagereel drives (the ELF lives at /usr/lib/chromium/chromium-headless-shell),
   # and its fonts: films must not depend on the machine, and the development machines' image
-  # has DejaVu's extra faces (italic, condensed) too, so every machine gets them.
-  chromium-headless-shell fonts-dejavu-core fonts-dejavu-extra
+  # has DejaVu's extra faces (italic, condensed) too, so every machine gets them. Noto CJK
+  # and Noto Color Emoji, so Chinese, Japanese and Korean text and emoji draw out of the box
+  # (with DejaVu alone they came out as empty boxes and nothing).
+  chromium-headless-shell fonts-dejavu-core fonts-dejavu-extra fonts-noto-cjk
+  fonts-noto-color-emoji
   # Encoding, image decode.
   libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libspng-dev

@@ -137,7 +137,8 @@ std::string WithFlagHints(const Status& status) {
   } else if (text.find("film's length") != std::string::npos ||
              text.find("how long is the film") != std::string::npos) {
     text += " (--duration SECONDS or --frames N)";
-  } else if (text.find("reported an error") != std::string::npos) {
+  } else if (text.find("reported an error") != std::string::npos ||
+             text.find("opened a dialog") != std::string::npos) {
     text += " (--strict stops a render on page errors)";
   }
   return text;
@@ -161,6 +162,7 @@ std::string Describe(const capture::PageMessage& m) {
     case capture::PageMessage::Kind::kException: kind = "uncaught exception"; break;
     case capture::PageMessage::Kind::kLoadError: kind = "failed load"; break;
     case capture::PageMessage::Kind::kVideo: kind = "video"; break;
+    case capture::PageMessage::Kind::kDialog: kind = "dialog"; break;
     case capture::PageMessage::Kind::kConsoleError: break;
   }
   std::string where = m.frame < 0 ? "while loading" : "frame " + std::to_string(m.frame);
@@ -176,8 +178,13 @@ nlohmann::json MessagesJson(const render::RenderStats& s) {
 // Errors the page reported: a render that "worked" on a broken page should say so.
 void PrintPageMessages(const render::RenderStats& s) {
   if (s.page_message_count == 0) return;
-  std::fprintf(stderr, "  the page reported %lld error%s (--strict makes them fatal):\n",
-               static_cast<long long>(s.page_message_count), s.page_message_count == 1 ? "" : "s");
+  const bool dialogs = std::any_of(s.page_messages.begin(), s.page_messages.end(), [](const auto& m) {
+    return m.kind == capture::PageMessage::Kind::kDialog;
+  });
+  const char* plural = s.page_message_count == 1 ? "" : "s";
+  std::fprintf(stderr, "  the page reported %lld error%s%s%s (--strict makes them fatal):\n",
+               static_cast<long long>(s.page_message_count), plural, dialogs ? " or dialog" : "",
+               dialogs ? plural : "");
   for (const capture::PageMessage& m : s.page_messages) {
     std::fprintf(stderr, "    %s\n", Describe(m).c_str());
   }
@@ -256,6 +263,13 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
   PR_ASSIGN_OR_RETURN(Rational fps, ParseFrameRate(request.fps));
   PR_ASSIGN_OR_RETURN(auto size, ParseSize(request.size));
   PR_ASSIGN_OR_RETURN(encode::FilmKind kind, encode::FilmKindForPath(request.output, request.alpha));
+  // Before any browser starts: the encoder would refuse the size only once frames arrive.
+  // (A draft's half size is even by construction.)
+  if (Status fits = encode::CheckFilmSize(kind, size.first, size.second);
+      !fits.ok() && !request.draft) {
+    return InvalidArgumentError("--size " + request.size + " does not fit " + request.output +
+                                ": " + std::string(fits.message()));
+  }
   if (encode::IsSequence(kind) && !request.overwrite) {
     std::vector<std::string> existing = encode::ExistingSequenceFiles(request.output);
     if (!existing.empty()) {

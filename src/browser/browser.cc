@@ -18,6 +18,7 @@
 #include <functional>
 #include <future>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "base/thread.h"
@@ -367,6 +368,33 @@ std::string Browser::ExitDescription() {
   std::string tail = TailOfFile(profile_dir_ / "browser-stderr.log", 5);
   if (!tail.empty()) out << "; its last words:" << tail;
   return out.str();
+}
+
+int64_t Browser::LogPosition() const {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(profile_dir_ / "browser-stderr.log", ec);
+  return ec ? 0 : static_cast<int64_t>(size);
+}
+
+std::optional<std::string> Browser::OutOfMemorySince(int64_t position) const {
+  // Blink's out-of-memory handler (third_party/blink/renderer/bindings/core/v8/v8_oom.cc)
+  // logs "V8 javascript OOM (<where>)." for a full heap, "V8 process OOM" otherwise, then
+  // crashes the renderer (seen on headless-shell 156: Target.targetCrashed said "crashed",
+  // errorCode 5).
+  constexpr int64_t kMaxRead = 1 << 20;
+  std::ifstream in(profile_dir_ / "browser-stderr.log", std::ios::binary);
+  if (!in) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  const int64_t end = static_cast<int64_t>(in.tellg());
+  const int64_t from = std::max(std::min(position, end), end - kMaxRead);
+  in.seekg(from);
+  std::string line;
+  while (std::getline(in, line)) {
+    for (std::string_view mark : {"V8 javascript OOM", "V8 process OOM"}) {
+      if (size_t at = line.find(mark); at != std::string::npos) return line.substr(at);
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<pid_t> LiveBrowserGroups() {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,14 @@ class Browser {
 
   // Kills the process group now (for tests that simulate a crash, and for shutdown).
   void Kill();
+
+  // How far the browser's stderr (its renderers' too) has been written; pass it to
+  // OutOfMemorySince() later.
+  int64_t LogPosition() const;
+  // The line a renderer wrote to stderr since `position` saying it ran out of memory, if
+  // one did ("V8 javascript OOM (Reached heap limit)."). Chromium crashes a renderer whose
+  // JavaScript heap is full on purpose, and DevTools calls that a plain crash.
+  std::optional<std::string> OutOfMemorySince(int64_t position) const;
 
  private:
   Browser(pid_t pid, std::filesystem::path profile_dir, std::unique_ptr<cdp::Client> client);

@@ -66,15 +66,36 @@ std::string NameFor(const PageOptions& options) {
   return options.url;
 }
 
+// How the summary shows a dialog: alert("Saved"), dismissed.
+std::string DialogText(const std::string& type, const std::string& message) {
+  std::string text = message;
+  if (text.size() > 160) {
+    size_t cut = 157;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
+  // Quoted and escaped, on one line.
+  std::string quoted = json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+  const char* answer = type == "confirm"        ? ", dismissed (it returned false)"
+                       : type == "prompt"       ? ", dismissed (it returned null)"
+                       : type == "beforeunload" ? ", dismissed (the page stayed)"
+                                                : ", dismissed";
+  return type + "(" + quoted + ")" + answer;
+}
+
 }  // namespace
 
 struct Page::Shared {
   Mutex mu;
   CondVar cv;  // Signalled when reports, leaving or requests change.
   std::string main_frame_id GUARDED_BY(mu);
-  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL.
+  std::string navigated_to GUARDED_BY(mu);  // Set when the main frame leaves our URL...
+  int64_t navigated_at GUARDED_BY(mu) = -1;  // ...at this frame (-1: while it loaded).
   bool closed GUARDED_BY(mu) = false;       // It called window.close().
-  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload.
+  bool leaving GUARDED_BY(mu) = false;  // The top document began to unload...
+  // ...at this frame: where the page asked to go, which may be frames before the other
+  // document arrives.
+  int64_t leaving_at GUARDED_BY(mu) = -1;
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
   std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
@@ -85,6 +106,9 @@ struct Page::Shared {
   // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
   // the page's thread. At most kMaxMessages between two calls.
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
+  // Answers the dialogs pagereel's script cannot (a beforeunload, a document it missed).
+  // Set before the first event; the session outlives every call of OnEvent.
+  PageSession* session = nullptr;
 
   void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
@@ -105,14 +129,28 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "close") {
       closed = true;
     } else if (*payload == "leaving") {
+      if (!leaving) leaving_at = frame;
       leaving = true;
       cv.SignalAll();
-    } else if (payload->rfind("unseekable:", 0) == 0) {
+    } else if (payload->rfind("unseekable:", 0) == 0 || payload->rfind("dialog:", 0) == 0) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     }
+  } else if (method == "Page.javascriptDialogOpening") {
+    // A real dialog holds the page's main thread (and the frame being made) until it is
+    // answered: dismiss it now, from here, as the script dismisses the ones it catches.
+    // A beforeunload dismissed keeps the page where it is, so it is not leaving after all.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    if (type.ok() && *type == "beforeunload") {
+      leaving = false;
+      leaving_at = -1;
+    }
+    if (session != nullptr) {
+      session->Send("Page.handleJavaScriptDialog", Dump({{"accept", false}})).IgnoreError();
+    }
+    if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
   } else if (method == "Network.requestWillBeSent") {
     if (Result<std::string> url = cdp::GetString(m, {"params", "request", "url"}); url.ok()) {
       requested.insert(*url);
@@ -142,7 +180,10 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     Result<std::string> url = cdp::GetString(m, {"params", "frame", "url"});
     if (!frame_id.ok() || cdp::Has(m, {"params", "frame", "parentId"})) return;
     if (main_frame_id.empty()) return;  // Still loading our own URL.
-    if (*frame_id == main_frame_id) navigated_to = url.ok() ? *url : "?";
+    if (*frame_id == main_frame_id && navigated_to.empty()) {
+      navigated_to = url.ok() ? *url : "?";
+      navigated_at = leaving ? leaving_at : frame;
+    }
   } else if (method == "Runtime.exceptionThrown" || method == "Runtime.consoleAPICalled" ||
              method == "Log.entryAdded") {
     if (method == "Runtime.consoleAPICalled") {
@@ -208,9 +249,11 @@ Status Page::CheckDocument() const {
                                    "while it renders");
   }
   if (!shared_->navigated_to.empty()) {
-    return FailedPreconditionError("the page " + name_ + " navigated away to " +
-                                   shared_->navigated_to +
-                                   "; pages must stay on one document while they render");
+    const int64_t at = shared_->navigated_at;
+    return FailedPreconditionError(
+        "the page " + name_ + " navigated away to " + shared_->navigated_to +
+        (at < 0 ? std::string(" while it loaded") : " at frame " + std::to_string(at)) +
+        "; pages must stay on one document while they render");
   }
   return Status::Ok();
 }
@@ -240,6 +283,7 @@ Status Page::OpenSession() {
            .where = [this] { return Where(); },
            .check = [this] { return CheckDocument(); }}));
   // Everything the page's session says goes through one handler, on the reader thread.
+  shared_->session = session_.get();
   session_->Subscribe("", shared_, &Shared::OnEvent);
   return Status::Ok();
 }
@@ -256,9 +300,16 @@ Status Page::Emulate() {
                           Dump({{"source", PageScript(std::nullopt)}}))
                          .status());
   PR_RETURN_IF_ERROR(Call("Emulation.setFocusEmulationEnabled", Dump({{"enabled", true}})).status());
+  // The screen is the page's own size, so screen.width/height (and availWidth/Height)
+  // agree with the film rather than with the browser's default 800x600: pages that size
+  // themselves from the screen lay out as they would full-screen.
+  const int64_t css_width = std::lround(options_.width / options_.scale);
+  const int64_t css_height = std::lround(options_.height / options_.scale);
   PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
-                          Dump({{"width", std::lround(options_.width / options_.scale)},
-                                {"height", std::lround(options_.height / options_.scale)},
+                          Dump({{"width", css_width},
+                                {"height", css_height},
+                                {"screenWidth", css_width},
+                                {"screenHeight", css_height},
                                 {"deviceScaleFactor", options_.scale},
                                 {"mobile", false}}))
                          .status());
@@ -533,8 +584,12 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
         PR_RETURN_IF_ERROR(session_->Check());
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      MutexLock lock(&shared_->mu);
-      if (shared_->leaving) return NavigatedAway(index);
+      bool leaving = false;
+      {
+        MutexLock lock(&shared_->mu);
+        leaving = shared_->leaving;
+      }
+      if (leaving) return NavigatedAway(index);
     }
     std::string seen = tick.count < expected
                            ? "without running the page's animation frame (it would repeat the "
@@ -596,8 +651,13 @@ Result<Page::TickReport> Page::AwaitTick(int64_t expected) {
 }
 
 Status Page::NavigatedAway(int64_t index) const {
+  int64_t at = index;
+  {
+    MutexLock lock(&shared_->mu);
+    if (shared_->leaving_at >= 0) at = shared_->leaving_at;
+  }
   return FailedPreconditionError("the page " + name_ + " navigated away at frame " +
-                                 std::to_string(index) +
+                                 std::to_string(at) +
                                  "; pages must stay on one document while they render");
 }
 
@@ -734,6 +794,17 @@ std::vector<PageMessage> Page::TakeMessages() {
                     ? e["description"].get<std::string>()
                     : d.value("text", std::string("an exception"));
       pm.source = where(d.value("url", std::string()), d.value("lineNumber", int64_t{-1}));
+    } else if (method == "Runtime.bindingCalled" &&
+               params.value("payload", std::string()).starts_with("dialog:")) {
+      json d = json::parse(params.value("payload", std::string()).substr(7), nullptr, false);
+      if (!d.is_object()) continue;
+      pm.kind = PageMessage::Kind::kDialog;
+      pm.text = DialogText(d.value("type", std::string("alert")), d.value("message", std::string()));
+    } else if (method == "Page.javascriptDialogOpening") {
+      pm.kind = PageMessage::Kind::kDialog;
+      pm.text = DialogText(params.value("type", std::string("alert")),
+                           params.value("message", std::string()));
+      pm.source = params.value("url", std::string());
     } else if (method == "Runtime.bindingCalled") {
       pm.kind = PageMessage::Kind::kVideo;
       pm.text = "the video " + params.value("payload", std::string()).substr(11) +

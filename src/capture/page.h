@@ -82,9 +82,11 @@ struct PageOptions {
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
-// console error, a file that failed to load, or a video that cannot follow the film.
+// console error, a file that failed to load, a video that cannot follow the film, or a
+// dialog it opened (alert, confirm, prompt, beforeunload: each is dismissed at once, since a
+// film has nobody to answer it; `text` says which and what it said).
 struct PageMessage {
-  enum class Kind { kException, kConsoleError, kLoadError, kVideo };
+  enum class Kind { kException, kConsoleError, kLoadError, kVideo, kDialog };
   Kind kind = Kind::kConsoleError;
   std::string text;
   std::string source;  // "url:line", when the browser said where.
@@ -164,7 +166,7 @@ class Page {
     bool leaving = false;  // The document is going away (or did not answer).
   };
   Result<TickReport> AwaitTick(int64_t expected);
-  Status NavigatedAway(int64_t index) const;
+  Status NavigatedAway(int64_t index) const;  // Takes shared_->mu.
   // Waits for `event` on `waiter`, noticing meanwhile a page that stopped or is no longer
   // wanted; `on_timeout` says why it did not come.
   Status WaitFor(std::string_view event, cdp::EventWaiter& waiter,

@@ -122,6 +122,19 @@
   }
 
   window.close = function close() { signal('close'); };
+
+  // Dialogs. A film has nobody to answer one, and a real one stops the page's main thread
+  // (and with it the film) until it is answered. Each is answered here at once, as a user
+  // who dismisses it would: alert() returns, confirm() is false, prompt() is null. The
+  // engine lists it in the summary (--strict fails the render on it). A dialog this
+  // cannot catch (beforeunload) is dismissed by the engine through DevTools.
+  const dialog = (type, answer) => function (message) {
+    signal('dialog:' + JSON.stringify({ type, message: message === undefined ? '' : String(message) }));
+    return answer;
+  };
+  window.alert = dialog('alert', undefined);
+  window.confirm = dialog('confirm', false);
+  window.prompt = dialog('prompt', null);
   // A top document that starts unloading runs no more animation frames: say why.
   if (top) addEventListener('beforeunload', () => signal('leaving'), true);
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "cdp/json_util.h"
@@ -56,13 +57,24 @@ Result<std::unique_ptr<PageSession>> PageSession::Open(browser::Browser& browser
 }
 
 Status PageSession::Start() {
+  log_position_ = browser_.LogPosition();
   // A fresh browser context: nothing (cookies, storage, cache) is shared with other pages.
   PR_ASSIGN_OR_RETURN(context_, browser::BrowserContext::Create(browser_, options_.context));
   PR_ASSIGN_OR_RETURN(browser::Target target, context_->CreateTarget(options_.target));
   target_id_ = target.target_id;
   session_id_ = target.session_id;
 
-  Subscribe("Inspector.targetCrashed", watch_, &Watch::OnCrashed);
+  // The calls the crashed renderer was running get no answer: they fail at once, and the
+  // caller asks Check() why.
+  cdp::Client* client = &browser_.client();
+  std::weak_ptr<Watch> crashed = watch_;
+  AddSubscription("Inspector.targetCrashed",
+                  [crashed, client, session_id = session_id_](const cdp::Event& e) {
+                    std::shared_ptr<Watch> watch = crashed.lock();
+                    if (!watch) return;
+                    watch->OnCrashed(e);
+                    client->FailCalls(session_id, UnavailableError("the renderer crashed"));
+                  });
   // Detachment is told to the browser's own session, for every target: this one is ours.
   std::weak_ptr<Watch> weak = watch_;
   std::string target_id = target_id_;
@@ -99,6 +111,10 @@ Result<cdp::Message> PageSession::Call(std::string_view method, std::string_view
   return Explain(method, reply.status());
 }
 
+Status PageSession::Send(std::string_view method, std::string_view params) {
+  return browser_.client().Send(method, params, session_id_);
+}
+
 Result<cdp::Message> PageSession::BeginFrame(std::string_view params) {
   Result<cdp::Message> reply = browser_.BeginFrame(session_id_, params, options_.timeout);
   if (reply.ok()) return reply;
@@ -115,6 +131,14 @@ Result<cdp::Message> PageSession::BeginFrame(std::string_view params) {
 Status PageSession::Check() const {
   switch (watch_->end.load()) {
     case Watch::End::kRendererCrashed:
+      // (Another page of the same browser may have run out of memory meanwhile; render
+      // gives each page a browser of its own.)
+      if (std::optional<std::string> oom = browser_.OutOfMemorySince(log_position_)) {
+        return ResourceExhaustedError(
+            options_.name + " ran out of memory" + Where() + ": its renderer stopped with \"" +
+            *oom + "\" (a page's JavaScript may use about 4 GB); it would do so again, so it "
+            "was not retried");
+      }
       return UnavailableError(options_.name + " crashed its renderer");
     case Watch::End::kDetached:
       return FailedPreconditionError(options_.name + " stopped: its target was detached");

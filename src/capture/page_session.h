@@ -75,6 +75,11 @@ class PageSession {
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}",
                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
+  // Sends `method` with `params` to the page without waiting for the reply (dropped when
+  // it comes). Safe from an event handler, unlike Call(): a dialog blocks the page until
+  // it is answered, and its handler answers it.
+  Status Send(std::string_view method, std::string_view params = "{}");
+
   // HeadlessExperimental.beginFrame with `params`, through Browser::BeginFrame (one in
   // flight per browser). The reply is handed over as it came: a screenshot in it is not
   // copied. A frame the browser still has pending (one that never completed blocks every
@@ -97,10 +102,12 @@ class PageSession {
   // that causes it.
   cdp::EventWaiter Expect(std::string method);
 
-  // OK while the page can be driven. Otherwise why not: kUnavailable "<name> crashed its
-  // renderer" (worth a retry on a fresh browser, like a browser crash: often memory),
-  // kFailedPrecondition "<name> stopped: its target was detached", or options.check's
-  // reason. Costs no lock of the session's own.
+  // OK while the page can be driven. Otherwise why not: kResourceExhausted "<name> ran
+  // out of memory <where>" when its renderer crashed saying so (the page would do it again:
+  // not worth a retry), kUnavailable "<name> crashed its renderer" for another crash (worth
+  // a retry on a fresh browser, like a browser crash), kFailedPrecondition "<name> stopped:
+  // its target was detached", or options.check's reason. Costs no lock of the session's
+  // own.
   Status Check() const;
 
   // `failure` of `what` (a method, or "the wait for <event>") in the page's terms; see the
@@ -123,6 +130,7 @@ class PageSession {
   std::unique_ptr<browser::BrowserContext> context_;
   std::string target_id_;
   std::string session_id_;
+  int64_t log_position_ = 0;  // The browser's stderr when the page began.
   std::shared_ptr<Watch> watch_;
 
   mutable Mutex mu_;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "testing/timecode.h"
 
@@ -160,6 +162,9 @@ TEST_F(PageTest, NavigatingAwayStopsTheFilm) {
   for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("navigated away"), std::string_view::npos) << status.ToString();
+  // Its timer fires at 100 ms, which falls in frame 3 (101 ms): the frame, not only the
+  // segment, is named.
+  EXPECT_NE(status.message().find("at frame 3;"), std::string_view::npos) << status.ToString();
 }
 
 TEST_F(PageTest, ClosingItselfStopsTheFilm) {
@@ -169,6 +174,119 @@ TEST_F(PageTest, ClosingItselfStopsTheFilm) {
   for (int64_t n = 0; n < 30 && status.ok(); ++n) status = (*page)->Capture(n).status();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("window.close()"), std::string_view::npos) << status.ToString();
+}
+
+TEST_F(PageTest, DialogsAreDismissedAtOnceAndReportedWithTheirFrame) {
+  PageOptions options = Options("dialogs.html");
+  // Short, so a dialog left open fails the test at its frame instead of slowing it.
+  options.timeout = std::chrono::milliseconds(5000);
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<PageMessage> dialogs;
+  for (int64_t n = 0; n <= 46; ++n) {
+    Result<EncodedFrame> frame = (*page)->Capture(n);
+    ASSERT_TRUE(frame.ok()) << "frame " << n << ": " << frame.status().ToString();
+    for (PageMessage& m : (*page)->TakeMessages()) {
+      if (m.kind == PageMessage::Kind::kDialog) dialogs.push_back(std::move(m));
+    }
+    if (n == 40) {
+      // The page paints green when confirm() answered false and prompt() null.
+      encode::Image image = Decode(std::move(frame).value());
+      const uint8_t* p = image.pixel(320, 180);
+      EXPECT_LT(p[0], 40);
+      EXPECT_GT(p[1], 215);
+      EXPECT_LT(p[2], 40);
+    }
+  }
+  ASSERT_EQ(dialogs.size(), 4u);
+  EXPECT_EQ(dialogs[0].frame, 29);
+  EXPECT_EQ(dialogs[0].text, "alert(\"Hello from frame 29\"), dismissed");
+  EXPECT_EQ(dialogs[1].frame, 31);
+  EXPECT_EQ(dialogs[1].text, "confirm(\"Go on?\"), dismissed (it returned false)");
+  EXPECT_EQ(dialogs[2].frame, 33);
+  EXPECT_EQ(dialogs[2].text, "prompt(\"Your name?\"), dismissed (it returned null)");
+  EXPECT_EQ(dialogs[3].frame, 45);  // setTimeout(..., 1500): 1500 ms falls in frame 45.
+  EXPECT_EQ(dialogs[3].text, "alert(\"A timer's alert\"), dismissed");
+}
+
+TEST_F(PageTest, ProblemsAreReportedAtTheFrameTheyHappenIn) {
+  PageOptions options = Options("rejects.html");
+  options.timeout = std::chrono::milliseconds(5000);
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<PageMessage> messages;
+  for (int64_t n = 0; n <= 32; ++n) {
+    ASSERT_TRUE((*page)->Capture(n).ok()) << "frame " << n;
+    for (PageMessage& m : (*page)->TakeMessages()) messages.push_back(std::move(m));
+  }
+  ASSERT_EQ(messages.size(), 3u);
+  // Not yet at its own frame: Chromium reports an unhandled rejection with the next
+  // frame's time (its Runtime.exceptionThrown timestamp reads frame 26's), so it is listed
+  // at 26 (issue 18, open).
+  EXPECT_EQ(messages[0].kind, PageMessage::Kind::kException);
+  EXPECT_NE(messages[0].text.find("rejected at frame 25"), std::string::npos) << messages[0].text;
+  EXPECT_EQ(messages[0].frame, 26);
+  EXPECT_EQ(messages[1].kind, PageMessage::Kind::kException);
+  EXPECT_NE(messages[1].text.find("thrown at frame 27"), std::string::npos) << messages[1].text;
+  EXPECT_EQ(messages[1].frame, 27);
+  EXPECT_EQ(messages[2].kind, PageMessage::Kind::kConsoleError);
+  EXPECT_EQ(messages[2].text, "console error at frame 29");
+  EXPECT_EQ(messages[2].frame, 29);
+}
+
+TEST_F(PageTest, TheScreenIsAsLargeAsThePage) {
+  // Not the browser's default 800x600: the page's CSS size, whatever it is.
+  PageOptions options = Options("screen.html");
+  options.width = 1000;
+  options.height = 500;
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  encode::Image image = Decode(std::move(frame).value());
+  EXPECT_EQ(Row(image, 0), 1000);  // screen.width
+  EXPECT_EQ(Row(image, 1), 500);   // screen.height
+  EXPECT_EQ(Row(image, 2), 1000);  // screen.availWidth
+  EXPECT_EQ(Row(image, 3), 500);   // screen.availHeight
+  EXPECT_EQ(Row(image, 4), 1000);  // innerWidth
+  EXPECT_EQ(Row(image, 5), 500);   // innerHeight
+}
+
+// Summed absolute difference of two 160x160 cells of a frame, per channel and pixel.
+double CellDifference(const encode::Image& image, int a, int b) {
+  int64_t sum = 0;
+  for (int y = 0; y < 160; ++y) {
+    for (int x = 0; x < 160; ++x) {
+      const uint8_t* p = image.pixel(a * 160 + x, y);
+      const uint8_t* q = image.pixel(b * 160 + x, y);
+      for (int c = 0; c < 3; ++c) sum += std::abs(p[c] - q[c]);
+    }
+  }
+  return static_cast<double>(sum) / (160.0 * 160.0 * 3.0);
+}
+
+TEST_F(PageTest, CjkTextAndColourEmojiDrawWithTheSystemFonts) {
+  // scripts/install-deps.sh installs Noto CJK and Noto Color Emoji: CJK text must not come
+  // out as missing-glyph boxes ("tofu"), nor an emoji as nothing.
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("cjk-emoji.html"));
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  ASSERT_TRUE(frame.ok()) << frame.status().ToString();
+  encode::Image image = Decode(std::move(frame).value());
+  // Cells: 0 and 1 two CJK characters, 2 the missing-glyph box, 3 an emoji. Two missing
+  // glyphs draw the same box, so two characters that differ were really drawn.
+  EXPECT_GT(CellDifference(image, 0, 1), 4.0) << "CJK characters drew alike: tofu";
+  EXPECT_GT(CellDifference(image, 0, 2), 4.0) << "a CJK character drew as the missing-glyph box";
+  // The emoji's cell holds colour (a pixel far from grey), not a box or nothing.
+  int coloured = 0;
+  for (int y = 0; y < 160; ++y) {
+    for (int x = 480; x < 640; ++x) {
+      const uint8_t* p = image.pixel(x, y);
+      const int spread = std::max({p[0], p[1], p[2]}) - std::min({p[0], p[1], p[2]});
+      if (spread > 100) ++coloured;
+    }
+  }
+  EXPECT_GT(coloured, 1000) << "the emoji has no colour";
 }
 
 TEST_F(PageTest, AlphaFramesAreTransparentPng) {

@@ -10,6 +10,7 @@ namespace pagereel::cdp {
 
 struct Client::Pending {
   std::string method;
+  std::string session_id;
   Mutex mu;
   CondVar cv;
   std::optional<Result<Message>> reply GUARDED_BY(mu);
@@ -23,6 +24,22 @@ struct EventWaiter::State {
 };
 
 namespace {
+
+// One command as the browser reads it.
+std::string CommandText(int64_t id, std::string_view method, std::string_view params_json,
+                        std::string_view session_id) {
+  std::string text = "{\"id\":" + std::to_string(id) + ",\"method\":\"";
+  text += method;
+  text += "\",\"params\":";
+  text += params_json.empty() ? std::string_view("{}") : params_json;
+  if (!session_id.empty()) {
+    text += ",\"sessionId\":\"";
+    text += session_id;
+    text += "\"";
+  }
+  text += "}";
+  return text;
+}
 
 // A protocol error reply {"error":{"code":..,"message":..}} as a Status naming the method.
 Status ProtocolError(std::string_view method, const std::string& json) {
@@ -107,10 +124,23 @@ Status Client::connection_status() const {
   return closed_;
 }
 
+Status Client::Send(std::string_view method, std::string_view params_json,
+                    std::string_view session_id) {
+  int64_t id = 0;
+  {
+    MutexLock lock(&mu_);
+    if (is_closed_) return closed_.WithContext(std::string(method));
+    id = next_id_++;  // No pending entry: Dispatch drops a reply nobody waits for.
+  }
+  return transport_->Send(CommandText(id, method, params_json, session_id))
+      .WithContext("sending " + std::string(method));
+}
+
 Result<Message> Client::Call(std::string_view method, std::string_view params_json,
                              std::string_view session_id, std::chrono::milliseconds timeout) {
   auto pending = std::make_shared<Pending>();
   pending->method = std::string(method);
+  pending->session_id = std::string(session_id);
   int64_t id = 0;
   {
     MutexLock lock(&mu_);
@@ -119,16 +149,7 @@ Result<Message> Client::Call(std::string_view method, std::string_view params_js
     pending_[id] = pending;
   }
 
-  std::string text = "{\"id\":" + std::to_string(id) + ",\"method\":\"";
-  text += method;
-  text += "\",\"params\":";
-  text += params_json.empty() ? std::string_view("{}") : params_json;
-  if (!session_id.empty()) {
-    text += ",\"sessionId\":\"";
-    text += session_id;
-    text += "\"";
-  }
-  text += "}";
+  const std::string text = CommandText(id, method, params_json, session_id);
   if (Status sent = transport_->Send(text); !sent.ok()) {
     MutexLock lock(&mu_);
     pending_.erase(id);
@@ -281,6 +302,26 @@ void Client::Dispatch(std::string json) {
       running_subscription_ = 0;
     }
     handler_done_.SignalAll();
+  }
+}
+
+void Client::FailCalls(std::string_view session_id, const Status& status) {
+  std::vector<std::shared_ptr<Pending>> failed;
+  {
+    MutexLock lock(&mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second->session_id == session_id) {
+        failed.push_back(std::move(it->second));
+        it = pending_.erase(it);  // A reply that still comes finds no one and is dropped.
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const std::shared_ptr<Pending>& p : failed) {
+    MutexLock lock(&p->mu);
+    p->reply = Result<Message>(status.WithContext(p->method));
+    p->cv.SignalAll();
   }
 }
 

@@ -88,6 +88,13 @@ class Client {
                        std::string_view session_id = {},
                        std::chrono::milliseconds timeout = kDefaultTimeout);
 
+  // Sends `method` like Call() but does not wait: its reply is dropped when it comes.
+  // Unlike Call(), safe from an event handler (answering a dialog, which blocks the page
+  // until it is answered, from the handler that hears of it). Fails only when the
+  // message could not be sent.
+  Status Send(std::string_view method, std::string_view params_json = "{}",
+              std::string_view session_id = {});
+
   // Starts listening for one `method` event on `session_id`; wait on the returned object.
   EventWaiter Expect(std::string method, std::string session_id);
 
@@ -97,6 +104,12 @@ class Client {
   // After it returns the handler is not running and never runs again (called from a
   // handler on the reader thread, it does not wait, since that handler is the caller).
   void Unsubscribe(uint64_t id);
+
+  // Fails every call still waiting for its reply from `session_id` with `status` (a reply
+  // that comes later is dropped): the browser does not answer the calls a target was
+  // running when its renderer crashed, and they would wait out their timeouts. Safe from
+  // an event handler.
+  void FailCalls(std::string_view session_id, const Status& status);
 
   // OK while connected; afterwards the reason the connection ended.
   Status connection_status() const;

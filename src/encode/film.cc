@@ -105,6 +105,18 @@ bool CanCarryAlpha(FilmKind kind) {
   return false;
 }
 
+Status CheckFilmSize(FilmKind kind, int width, int height) {
+  if (kind != FilmKind::kMp4 && kind != FilmKind::kWebm) return Status::Ok();
+  if (width % 2 == 0 && height % 2 == 0) return Status::Ok();
+  const std::string codec = kind == FilmKind::kMp4 ? "H.264" : "VP9";
+  return InvalidArgumentError(
+      "a ." + std::string(FileExtension(kind)) + " film (" + codec +
+      ", colour at half resolution) needs an even width and height, not " +
+      std::to_string(width) + "x" + std::to_string(height) + ": make it " +
+      std::to_string(width + width % 2) + "x" + std::to_string(height + height % 2) +
+      ", or write a .mov, .mkv, .gif or image sequence, which take any size");
+}
+
 FilmKind SegmentKind(FilmKind film) { return film == FilmKind::kGif ? FilmKind::kMkv : film; }
 
 Result<FilmKind> FilmKindForPath(const std::string& path, bool alpha) {

@@ -45,6 +45,11 @@ bool CanCarryAlpha(FilmKind kind);
 // accepted.
 Result<FilmKind> FilmKindForPath(const std::string& path, bool alpha);
 
+// Whether a film of `kind` can be `width` x `height` pixels. H.264 and VP9 films keep their
+// colour at half resolution (yuv420p), so MP4 and WebM need an even width and height; the
+// error (kInvalidArgument) names the size, the nearest even one and the kinds that take any.
+Status CheckFilmSize(FilmKind kind, int width, int height);
+
 // The kind of a film's segments (encode/concat.h): the film's own, except a GIF's, which
 // are lossless FFV1 films joined through one palette built from every frame.
 FilmKind SegmentKind(FilmKind film);

@@ -539,10 +539,15 @@ class Run {
       ++stats_.page_message_count;
       if (stats_.page_messages.size() < kMaxReportedMessages) stats_.page_messages.push_back(m);
       if (options_.strict && failure_.ok()) {
+        const std::string when =
+            m.frame < 0 ? std::string("while it loaded") : "at frame " + std::to_string(m.frame);
+        const std::string source = m.source.empty() ? "" : " (" + m.source + ")";
         failure_ = FailedPreconditionError(
-            "the page " + options_.page.url + " reported an error " +
-            (m.frame < 0 ? std::string("while it loaded") : "at frame " + std::to_string(m.frame)) +
-            ": " + m.text + (m.source.empty() ? "" : " (" + m.source + ")"));
+            m.kind == capture::PageMessage::Kind::kDialog
+                ? "the page " + options_.page.url + " opened a dialog " + when + ": " + m.text +
+                      source + "; a film has nobody to answer it"
+                : "the page " + options_.page.url + " reported an error " + when + ": " + m.text +
+                      source);
       }
     }
     if (options_.strict && !failure_.ok()) {

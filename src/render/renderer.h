@@ -56,7 +56,8 @@ struct RenderOptions {
   int64_t segment_frames = 0;
   PreRollMode preroll = PreRollMode::kAuto;
   // Stop the render when the page reports an error (an uncaught exception, a console
-  // error, a file that failed to load); otherwise they are only counted in RenderStats.
+  // error, a file that failed to load) or opens a dialog; otherwise they are only counted
+  // in RenderStats.
   bool strict = false;
   // The film: its file (or image sequence pattern), its kind (encode::FilmKindForPath of
   // it), quality 1-100 and x264 preset (empty: veryfast); size, rate and alpha are `page`'s.

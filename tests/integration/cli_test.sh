@@ -39,6 +39,8 @@ expect_failure alpha-mp4 2 "--alpha needs" -- render "$page" -o "$o" --alpha --f
 expect_failure missing-folder 2 "does not exist" -- render "$page" -o "$work/none/film.mp4" --frames 3
 expect_failure zero-size 2 "between 16 and 8192" -- render "$page" -o "$o" --size 0x720 --frames 3
 expect_failure huge-size 2 "between 16 and 8192" -- render "$page" -o "$o" --size 100000x720 --frames 3
+# Refused before the browser is even looked for, naming the size and one that works.
+expect_failure odd-mp4-size 2 "--size 641x360 does not fit $o: a .mp4 film (H.264, colour at half resolution) needs an even width and height, not 641x360: make it 642x360" -- render "$page" -o "$o" --size 641x360 --frames 3 --browser /nonexistent/chrome
 expect_failure bad-rate 2 "bad frame rate '0'" -- render "$page" -o "$o" --fps 0 --frames 3
 expect_failure negative-rate 2 "bad frame rate '-5'" -- render "$page" -o "$o" --fps=-5 --frames 3
 expect_failure absurd-rate 2 "more than 1000" -- render "$page" -o "$o" --fps 5000 --frames 3
@@ -67,6 +69,7 @@ expect_failure concat-no-manifest 2 "not a pagereel work folder" -- concat "$wor
 expect_failure bad-timezone 2 "unknown time zone 'Mars/Olympus'" -- render "$page" -o "$o" --frames 3 --timezone Mars/Olympus
 expect_failure bad-locale 2 "unknown locale" -- render "$page" -o "$o" --frames 3 --locale not_a-locale!
 expect_failure strict 1 "reported an error while it loaded" -- render "$src/tests/pages/reports-errors.html" -o "$o" --frames 6 --strict
+expect_failure strict-dialog 1 "opened a dialog at frame 29: alert(\"Hello from frame 29\"), dismissed; a film has nobody to answer it" -- render "$src/tests/pages/dialogs.html" -o "$o" --frames 40 --size 320x180 --strict --timeout 5
 expect_failure busy-script 1 "its script was busy" -- render "$src/tests/pages/busy.html" -o "$o" --frames 30 --timeout 2
 
 # Without --strict, a page that reports errors renders, and the summary lists them.
@@ -81,6 +84,21 @@ else
   echo "FAIL page-errors-listed: rc=$rc"; cat "$work/log"; failures=$((failures + 1))
 fi
 rm -f "$work/out/errors.mp4"
+
+# Dialogs are dismissed at once (a short --timeout: one left open would fail the render)
+# and listed with their frames.
+"$bin" render "$src/tests/pages/dialogs.html" -o "$work/out/dialogs.mp4" --frames 50 --size 320x180 --timeout 5 --progress plain >/dev/null 2>"$work/log"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "the page reported 4 errors or dialogs" "$work/log" &&
+   grep -qF 'dialog, frame 29: alert("Hello from frame 29"), dismissed' "$work/log" &&
+   grep -qF 'dialog, frame 31: confirm("Go on?"), dismissed (it returned false)' "$work/log" &&
+   grep -qF 'dialog, frame 33: prompt("Your name?"), dismissed (it returned null)' "$work/log" &&
+   grep -qF "dialog, frame 45: alert(\"A timer's alert\"), dismissed" "$work/log"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL dialogs-listed: rc=$rc"; cat "$work/log"; failures=$((failures + 1))
+fi
+rm -f "$work/out/dialogs.mp4"
 
 # An image sequence never mixes with an older one: refused, or replaced whole with
 # --overwrite (the old frames beyond the new film are gone).
