@@ -321,7 +321,9 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
     options.preroll = render::PreRollMode::kExact;
   } else if (request.preroll == "jump") {
     options.preroll = render::PreRollMode::kJump;
-  } else if (request.preroll != "auto") {
+  } else if (request.preroll == "auto") {
+    options.preroll = render::PreRollMode::kAuto;
+  } else {
     return InvalidArgumentError("--preroll '" + request.preroll +
                                 "' is not a pre-roll mode: exact, jump or auto");
   }

@@ -29,7 +29,7 @@ struct RenderRequest {
   ProgressStyle progress = ProgressStyle::kAuto;
   std::string browser;  // Empty: the default chrome-headless-shell.
   std::optional<int64_t> segment_frames;  // Empty: from the film's length.
-  std::string preroll = "auto";            // exact, jump or auto.
+  std::string preroll = "exact";           // exact, jump or auto.
   std::string work_dir;                    // Empty: .NAME.pagereel beside the output.
   std::string shard;                       // "I/N": render only shard I of N; empty: all.
   bool restart = false;                    // Discard segments made for another film.

@@ -725,13 +725,15 @@ Status Page::PreRoll(int64_t index) {
     if (Stopped()) {
       return CancelledError("pre-roll stopped: the render is ending");
     }
-    // Frame 0 is always drawn: a page whose first frame is run without display updates
-    // never starts its requestAnimationFrame loop (seen on headless-shell 156). The frame
-    // before a screenshot is drawn too: the compositor picks some raster settings (a
-    // scaled layer's raster scale) from the frame it drew last, so a lane that skipped
-    // straight from frame 0 would raster its first frame differently.
-    Draw draw = next_frame_ == 0 || next_frame_ + 1 == index ? Draw::kYes : Draw::kNo;
-    PR_RETURN_IF_ERROR(StepFrame(next_frame_, draw, nullptr));
+    // Every frame is drawn, only its screenshot is left out: what Chromium's compositor
+    // does on the frames it draws is then what it does in a page that drew every frame.
+    // Frames run with noDisplayUpdates (animate only) left out enough to change films
+    // (headless-shell 156, bench/RESULTS.md "frame truth"): animated GIF and WebP images
+    // advance on drawn frames and came out one image frame early; a View Transition
+    // captures its old state in a drawn frame and restarted at the lane's first frame; a
+    // page whose first frame is not drawn never starts its requestAnimationFrame loop; a
+    // scaled layer's raster scale comes from the frame drawn last.
+    PR_RETURN_IF_ERROR(StepFrame(next_frame_, Draw::kYes, nullptr));
     ++next_frame_;
   }
   return Status::Ok();

@@ -115,10 +115,9 @@ class Page {
   // REQUIRES: index >= next_frame().
   Result<EncodedFrame> Capture(int64_t index);
 
-  // Runs frames [next_frame(), index) without screenshots: afterwards the page is exactly
-  // as it would be had it drawn them (its own rAF-driven state included). The last of them
-  // is drawn (still without a screenshot), so the compositor's state at frame `index` is
-  // that of a page that drew every frame.
+  // Runs and draws frames [next_frame(), index) without screenshots: afterwards the page,
+  // its own rAF-driven state and the compositor's (animated images, View Transitions,
+  // raster settings) are exactly as they would be had their screenshots been taken.
   Status PreRoll(int64_t index);
 
   // Reaches frame `index` without running every frame before it: frame 0 is drawn, then

@@ -18,11 +18,92 @@
     if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal(message);
   };
 
+  // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
+  // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
+  // of its own, which came before the frame was drawn in some frames and after it in others
+  // (the canvas drops begin frames that are late by the wall clock, and virtual time is
+  // behind it): the previous frame's picture showed at random. So the page gets an
+  // OffscreenCanvas of its own, not tied to the element, and what it drew is copied onto
+  // the element (an ordinary canvas, painted with the document) after each of the page's
+  // animation frame callbacks and at the start of every frame (for drawing done by timers
+  // and events). Handed to a worker, it is swapped for the real thing on the way (see
+  // postMessage below), as the main thread cannot see what a worker draws.
+  const transferReal = HTMLCanvasElement.prototype.transferControlToOffscreen;
+  // The page's OffscreenCanvas -> { element, used (the page took a context), context }.
+  const shown = new Map();
+  const transferred = new WeakSet();  // Elements whose control the page took.
+  const showOffscreen = () => {
+    for (const [canvas, s] of shown) {
+      if (!s.used) continue;
+      if (s.element.width !== canvas.width) s.element.width = canvas.width;
+      if (s.element.height !== canvas.height) s.element.height = canvas.height;
+      if (!s.context) s.context = s.element.getContext('2d');
+      if (!s.context || !canvas.width || !canvas.height) continue;
+      s.context.clearRect(0, 0, canvas.width, canvas.height);
+      s.context.drawImage(canvas, 0, 0);
+    }
+  };
+  if (transferReal && typeof OffscreenCanvas === 'function') {
+    HTMLCanvasElement.prototype.transferControlToOffscreen = function transferControlToOffscreen() {
+      if (transferred.has(this)) {
+        throw new DOMException('Cannot transfer control from a canvas for more than one time.',
+                               'InvalidStateError');
+      }
+      transferred.add(this);
+      const canvas = new OffscreenCanvas(this.width, this.height);
+      shown.set(canvas, { element: this, used: false, context: null });
+      return canvas;
+    };
+    const getContextReal = OffscreenCanvas.prototype.getContext;
+    OffscreenCanvas.prototype.getContext = function getContext(...args) {
+      const context = getContextReal.apply(this, args);
+      const s = shown.get(this);
+      if (s && context) s.used = true;
+      return context;
+    };
+    // A worker gets the element's real OffscreenCanvas in place of the page's own (which
+    // it could draw on, but nobody would see), wherever it is in the message.
+    const postReal = Worker.prototype.postMessage;
+    const swap = (value, swaps, depth) => {
+      if (swaps.has(value)) return swaps.get(value);
+      if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+        for (const key of Object.keys(value)) {
+          const v = value[key];
+          const w = swap(v, swaps, depth + 1);
+          if (w !== v) value[key] = w;
+        }
+      }
+      return value;
+    };
+    Worker.prototype.postMessage = function postMessage(message, transfer) {
+      const list = Array.isArray(transfer) ? transfer
+          : transfer && Array.isArray(transfer.transfer) ? transfer.transfer : null;
+      const swaps = new Map();
+      if (list) {
+        for (let i = 0; i < list.length; i++) {
+          const s = shown.get(list[i]);
+          if (!s || s.used) continue;
+          const real = transferReal.call(s.element);
+          shown.delete(list[i]);
+          swaps.set(list[i], real);
+          list[i] = real;
+        }
+      }
+      return postReal.call(this, swaps.size ? swap(message, swaps, 0) : message, transfer);
+    };
+  }
+
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
   performance.now = function now() { return film(); };
   const raf = window.requestAnimationFrame.bind(window);
   window.requestAnimationFrame = function requestAnimationFrame(callback) {
-    return raf(() => callback(film()));
+    return raf(() => {
+      try {
+        callback(film());
+      } finally {
+        if (shown.size) queueMicrotask(showOffscreen);
+      }
+    });
   };
 
   // Date: the epoch plus film time.
@@ -87,6 +168,7 @@
   let ticks = 0;  // Animation frames of the top document since frame 0...
   let lastTick = -1;  // ...and the film time of the last one.
   let tickId = raf(function tick() {
+    if (shown.size) showOffscreen();
     if (shift !== null) {
       if (timelineShift === null && rawTimeline() !== null) timelineShift = rawTimeline() - film();
       if (top) {

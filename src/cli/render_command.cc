@@ -72,11 +72,13 @@ void AddRenderCommand(CLI::App& root, Action& run) {
                   "/usr/lib/chromium/chromium-headless-shell).");
   cmd->add_option("--preroll", request->preroll,
                   "How a lane reaches the first frame of a segment its page has not run to: "
-                  "exact (run every frame before it without a screenshot: right for any page, "
-                  "costs those frames), jump (run animation frames at most 300 ms apart: right "
-                  "for clocks, CSS, Web Animations and timers, not for state a page builds per "
-                  "frame), or auto (make one frame both ways and jump only if they are "
-                  "identical; the summary says what it chose).")
+                  "exact (run and draw every frame before it without a screenshot: the film "
+                  "of one lane for any page, costs those frames), jump (run animation frames "
+                  "at most 300 ms apart: faster; right for clocks, CSS, Web Animations and "
+                  "timers, not for state a page builds per frame, animations a timer starts, "
+                  "animated images or View Transitions), or auto (make one frame both ways "
+                  "and jump only if they are identical: one frame is a sample, the film may "
+                  "still depend on the lane count; the summary says what it chose).")
       ->check(CLI::IsMember({"exact", "jump", "auto"}))
       ->capture_default_str();
   cmd->add_option("--timezone", request->timezone,

@@ -9,11 +9,12 @@
 // shard (`shard_count` > 1) renders only its share and leaves the join to `JoinFilm`.
 //
 // A lane that starts a segment its page has not reached gets there by pre-roll:
-// kExact runs every frame before it without a screenshot (the film is then identical
-// whatever the lane count, for any page); kJump runs animation frames at most 300 ms apart
-// (fast, right for clocks, CSS, Web Animations and timers, not for state a page builds per
-// animation frame); kAuto makes the first segment's following frame both ways, jumped and
-// run, and jumps only if they are identical.
+// kExact (the default) runs and draws every frame before it without a screenshot, so the
+// film is that of one lane for any page, by construction; kJump runs animation frames at
+// most 300 ms apart (faster, right for clocks, CSS, Web Animations and timers, not for
+// state a page builds per animation frame, timers that start animations, animated images
+// or View Transitions); kAuto makes the first segment's following frame both ways, jumped
+// and run, and jumps only if they are identical (a sample, not a proof: opt-in only).
 //
 // A lane whose browser dies relaunches it and retries from the first frame it had not
 // delivered, up to max_attempts_per_segment times; then the render fails naming the segment.
@@ -54,7 +55,7 @@ struct RenderOptions {
   // Frames per segment; 0: DefaultSegmentFrames. Part of what makes the film: the same
   // value gives the same segment files.
   int64_t segment_frames = 0;
-  PreRollMode preroll = PreRollMode::kAuto;
+  PreRollMode preroll = PreRollMode::kExact;
   // Stop the render when the page reports an error (an uncaught exception, a console
   // error, a file that failed to load) or opens a dialog; otherwise they are only counted
   // in RenderStats.

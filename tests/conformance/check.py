@@ -15,7 +15,7 @@ compares the films of different lane counts and transports frame by frame.
   tests/conformance/check.py all --matrix            # every page: file:// and HTTP, 1 and 3 lanes
   tests/conformance/check.py video --http --no-ranges --expect-error "cannot seek"
 
---suite renders with 1 lane, then with 3 lanes (each lane gets a segment and pre-rolls to it)
+--suite renders with 1 lane twice, then with 3 lanes (each lane gets a segment and pre-rolls to it)
 over file:// where the page allows it and over HTTP, checks every film against the manifest,
 requires the page to report no errors, and requires all films to be identical (across
 transports too, unless the manifest says the page shows something else over file://).
@@ -215,13 +215,18 @@ def check(page, values, fps, quiet=False):
 
 
 def runs_for(page, args):
-    """The (transport, lanes) renders to make, first the reference."""
+    """The (transport, lanes, run) renders to make, first the reference. A second one-lane
+    render (run 2) shows the film does not change from run to run."""
     transports = (["file"] if page.get("file", True) else []) + ["http"]
     if args.suite:
-        return [(transports[0], 1)] + [(t, 3) for t in transports]
+        return [(transports[0], 1, 1), (transports[0], 1, 2)] + [(t, 3, 1) for t in transports]
     if args.matrix:
-        return [(t, l) for t in transports for l in (1, 3)]
-    return [("http" if args.http else "file", args.lanes)]
+        return [(t, l, 1) for t in transports for l in (1, 3)]
+    return [("http" if args.http else "file", args.lanes, 1)]
+
+
+def run_label(key):
+    return "%s lanes=%d%s" % (key[0], key[1], "" if key[2] == 1 else " (run %d)" % key[2])
 
 
 def main():
@@ -231,7 +236,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("page", nargs="+", help="page names, or 'all'")
     ap.add_argument("--suite", action="store_true",
-                    help="the test: 1 lane, then 3 lanes over every transport the page allows; every film checked, "
+                    help="the test: 1 lane twice, then 3 lanes over every transport the page allows; every film checked, "
                          "identical, and no page errors")
     ap.add_argument("--matrix", action="store_true", help="1 and 3 lanes over every transport the page allows")
     ap.add_argument("--http", action="store_true", help="render over a loopback HTTP server")
@@ -267,8 +272,8 @@ def main():
             base = args.out or tempfile.mkdtemp(prefix="conf-%s-" % name)
             digests = {}
             page_failed = 0
-            for transport, lanes in runs_for(page, args):
-                out = os.path.join(base, "%s-%d" % (transport, lanes))
+            for transport, lanes, run in runs_for(page, args):
+                out = os.path.join(base, "%s-%d" % (transport, lanes) + ("" if run == 1 else "-%d" % run))
                 port = None
                 if transport == "http":
                     if server is None:
@@ -284,7 +289,7 @@ def main():
                         page_failed += 1
                         continue
                 values = decode(out, frames, rows)
-                digests[(transport, lanes)] = frame_digests(out, frames)
+                digests[(transport, lanes, run)] = frame_digests(out, frames)
                 print("%s %s lanes=%d: %d frames in %s; page errors: %s" % (
                     name, transport, lanes, len(values), out, "; ".join(errors) if errors else "none"))
                 # A render expected to report a problem is checked for the report, not its rows.
@@ -316,10 +321,10 @@ def main():
                     if not same_transport:
                         continue
                     ref = digests[same_transport[0]]
-                    label = "%s lanes=%d vs %s lanes=%d" % (key[0], key[1], same_transport[0][0], same_transport[0][1])
+                    label = "%s vs %s" % (run_label(key), run_label(same_transport[0]))
                 else:
                     ref = digests[ref_key]
-                    label = "%s lanes=%d vs %s lanes=%d" % (key[0], key[1], ref_key[0], ref_key[1])
+                    label = "%s vs %s" % (run_label(key), run_label(ref_key))
                 diff = [n for n, (a, b) in enumerate(zip(ref, d)) if a != b]
                 if diff or len(ref) != len(d):
                     print("  %s: DIFFER at frames %s" % (label, diff[:20]))
