@@ -238,6 +238,13 @@ class Run {
     return failure_;
   }
 
+  // Whether --strict ended the render over something the page reported: the same command
+  // would end the same way, so its finished segments are worth nothing.
+  bool RefusedByStrict() {
+    MutexLock lock(&mu_);
+    return refused_by_strict_;
+  }
+
   void Note(const std::string& text) {
     if (options_.on_note) options_.on_note(text);
   }
@@ -542,6 +549,7 @@ class Run {
         const std::string when =
             m.frame < 0 ? std::string("while it loaded") : "at frame " + std::to_string(m.frame);
         const std::string source = m.source.empty() ? "" : " (" + m.source + ")";
+        refused_by_strict_ = true;
         failure_ = FailedPreconditionError(
             m.kind == capture::PageMessage::Kind::kDialog
                 ? "the page " + options_.page.url + " opened a dialog " + when + ": " + m.text +
@@ -606,6 +614,7 @@ class Run {
   Status failure_ GUARDED_BY(mu_);
   RenderStats stats_ GUARDED_BY(mu_);
   bool verdict_noted_ GUARDED_BY(mu_) = false;
+  bool refused_by_strict_ GUARDED_BY(mu_) = false;
   std::set<std::string> seen_messages_ GUARDED_BY(mu_);
 };
 
@@ -817,9 +826,12 @@ Result<RenderStats> Render(const RenderOptions& requested) {
     Run run(options, frames, work_dir, todo, resumed_frames, share_frames);
     Result<RenderStats> ran = run.Go(std::move(first));
     if (!ran.ok()) {
-      // Finished segments stay for the next run; a folder with none is not worth keeping.
+      // Finished segments stay for the next run; a folder with none is not worth keeping,
+      // nor one the same command would end on again (--strict refused what the page
+      // reported), whichever lanes happened to finish a segment before that.
       // (Shards share theirs: another may be writing into it.)
-      if (options.shard_count == 1 && work_dir.Finished(false, nullptr).empty()) {
+      if (options.shard_count == 1 &&
+          (run.RefusedByStrict() || work_dir.Finished(false, nullptr).empty())) {
         (void)work_dir.Remove();
       }
       return ran.status();
