@@ -310,7 +310,7 @@ UriSyntax SyntaxOf(std::string_view url) {
 // The service's own reading of url=, before the capture is queued: a URL that http::ParseUrl
 // (the parser the egress policy and proxy judge every request by) cannot read is refused
 // here; one it can read is judged by the policy when the capture runs.
-Status CheckUrl(const std::string& url) {
+Status CheckUrlParameter(const std::string& url) {
   if (url.size() > 8192) return Bad("url", "is longer than 8192 characters");
   if (HasControl(url) || url.find(' ') != std::string::npos) {
     return Bad("url", "must not hold spaces or control characters (percent-encode them)");
@@ -345,7 +345,7 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
     return Bad("url", "missing: give url=https://... or POST the HTML to capture");
   }
   if (!page.url.empty()) {
-    PR_RETURN_IF_ERROR(CheckUrl(page.url));
+    PR_RETURN_IF_ERROR(CheckUrlParameter(page.url));
     request.what = page.url;
   } else {
     request.what = "html (" + std::to_string(html.size()) + " bytes)";
