@@ -11,6 +11,7 @@
 #include "base/mutex.h"
 #include "capture/page_script.h"
 #include "capture/page_session.h"
+#include "capture/worker_script.h"
 #include "cdp/json_util.h"
 
 namespace pagereel::capture {
@@ -85,7 +86,16 @@ std::string DialogText(const std::string& type, const std::string& message) {
 
 }  // namespace
 
-struct Page::Shared {
+struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
+  // A dedicated worker of the page, attached paused at its start (see OnEvent).
+  struct Worker {
+    std::string target_id;  // Also the request id of its main script.
+    uint64_t subscription = 0;
+  };
+
+  explicit Shared(int64_t epoch) : epoch_ms(epoch) {}
+
+  const int64_t epoch_ms;  // Date.now() at frame 0, as the page script has it.
   Mutex mu;
   CondVar cv;  // Signalled when reports, leaving or requests change.
   std::string main_frame_id GUARDED_BY(mu);
@@ -106,12 +116,62 @@ struct Page::Shared {
   // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
   // the page's thread. At most kMaxMessages between two calls.
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
+  // The page's dedicated workers, by session id, and the requests they have in flight
+  // (request id -> worker session; their URLs are in `requests` too).
+  std::map<std::string, Worker> workers GUARDED_BY(mu);
+  std::map<std::string, std::string> worker_requests GUARDED_BY(mu);
+  // Where the page's virtual time stands (ms since it was created), and frame 0's whole-ms
+  // virtual time once it is known: what a worker that starts now is told.
+  double virtual_ms GUARDED_BY(mu) = 0;
+  std::optional<int64_t> shift_ms GUARDED_BY(mu);
   // Answers the dialogs pagereel's script cannot (a beforeunload, a document it missed).
   // Set before the first event; the session outlives every call of OnEvent.
   PageSession* session = nullptr;
 
   void OnEvent(const cdp::Event& e) EXCLUDES(mu);
+  // Events of the workers' own sessions: their network requests.
+  void OnWorkerEvent(const cdp::Event& e) EXCLUDES(mu);
+  // The worker script with its settings, for a worker that starts now.
+  std::string WorkerScript() const REQUIRES(mu);
+  // Whether a worker is still fetching its scripts (it runs them when they arrive, on the
+  // wall clock: page time waits for them).
+  bool WorkerFetching() const REQUIRES(mu) {
+    if (!worker_requests.empty()) return true;
+    for (const auto& [session_id, worker] : workers) {
+      if (requests.count(worker.target_id)) return true;
+    }
+    return false;
+  }
 };
+
+std::string Page::Shared::WorkerScript() const {
+  json config = {{"epoch", epoch_ms},
+                 {"t", virtual_ms},
+                 {"shift", shift_ms ? json(*shift_ms) : json(nullptr)}};
+  std::string script = kWorkerScript;
+  script.replace(script.find(kPageScriptConfig), std::string_view(kPageScriptConfig).size(),
+                 config.dump());
+  return script;
+}
+
+void Page::Shared::OnWorkerEvent(const cdp::Event& e) {
+  const cdp::Message& m = *e.message;
+  MutexLock lock(&mu);
+  if (e.method == "Network.requestWillBeSent") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
+    if (url.ok()) requested.insert(*url);
+    if (!id.ok()) return;
+    requests[*id] = url.ok() ? *url : "?";
+    worker_requests[*id] = e.session_id;
+  } else if (e.method == "Network.loadingFinished" || e.method == "Network.loadingFailed") {
+    Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
+    if (!id.ok()) return;
+    requests.erase(*id);
+    worker_requests.erase(*id);
+    cv.SignalAll();
+  }
+}
 
 void Page::Shared::OnEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
@@ -151,6 +211,45 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       session->Send("Page.handleJavaScriptDialog", Dump({{"accept", false}})).IgnoreError();
     }
     if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
+  } else if (method == "Target.attachedToTarget") {
+    // A dedicated worker (classic, module or blob:), paused at its start by the page's
+    // auto-attach: pagereel's worker script goes in before the worker's own, and its
+    // network requests are watched (its main script's request is announced here, and
+    // finishes only on the worker's own session), then it runs. The calls are queued in
+    // order on its session; nothing here waits. Anything else is let go at once.
+    Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
+    Result<std::string> type = cdp::GetString(m, {"params", "targetInfo", "type"});
+    Result<std::string> target_id = cdp::GetString(m, {"params", "targetInfo", "targetId"});
+    if (!session_id.ok() || session == nullptr) return;
+    if (type.ok() && *type == "worker" && target_id.ok()) {
+      Worker& worker = workers[*session_id];
+      worker.target_id = *target_id;
+      worker.subscription = session->SubscribeTo(*session_id, shared_from_this(),
+                                                 &Shared::OnWorkerEvent);
+      session->SendTo(*session_id, "Network.enable",
+                      Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
+          .IgnoreError();
+      session->SendTo(*session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript()}}))
+          .IgnoreError();
+    }
+    session->SendTo(*session_id, "Runtime.runIfWaitingForDebugger").IgnoreError();
+  } else if (method == "Target.detachedFromTarget") {
+    Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
+    if (!session_id.ok()) return;
+    auto worker = workers.find(*session_id);
+    if (worker == workers.end()) return;
+    requests.erase(worker->second.target_id);
+    for (auto r = worker_requests.begin(); r != worker_requests.end();) {
+      if (r->second != *session_id) {
+        ++r;
+        continue;
+      }
+      requests.erase(r->first);
+      r = worker_requests.erase(r);
+    }
+    if (session != nullptr) session->Unsubscribe(worker->second.subscription);
+    workers.erase(worker);
+    cv.SignalAll();
   } else if (method == "Network.requestWillBeSent") {
     if (Result<std::string> url = cdp::GetString(m, {"params", "request", "url"}); url.ok()) {
       requested.insert(*url);
@@ -210,7 +309,7 @@ std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), name_(NameFor(options)),
-      shared_(std::make_shared<Shared>()) {}
+      shared_(std::make_shared<Shared>(options.epoch_ms)) {}
 
 Page::~Page() = default;  // The session closes the target and its context.
 
@@ -296,6 +395,14 @@ Status Page::Emulate() {
   PR_RETURN_IF_ERROR(
       Call("Network.enable", Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
           .status());
+  // Dedicated workers stop at their start until pagereel's worker script is in them
+  // (Shared::OnEvent); other kinds of target are not attached.
+  PR_RETURN_IF_ERROR(Call("Target.setAutoAttach",
+                          Dump({{"autoAttach", true},
+                                {"waitForDebuggerOnStart", true},
+                                {"flatten", true},
+                                {"filter", json::array({{{"type", "worker"}, {"exclude", false}}})}}))
+                         .status());
   PR_RETURN_IF_ERROR(Call("Page.addScriptToEvaluateOnNewDocument",
                           Dump({{"source", PageScript(std::nullopt)}}))
                          .status());
@@ -407,8 +514,9 @@ Status Page::WaitUntilReady() {
     std::string in_flight;
     {
       MutexLock lock(&shared_->mu);
-      // In slices, so a capture that is no longer wanted stops within one.
-      for (;;) {
+      // In slices, so a capture that is no longer wanted stops within one; after half a
+      // second, a look for workers' scripts (below).
+      for (int slice = 0; slice < 5; ++slice) {
         Clock::time_point until = std::min(deadline, Clock::now() + std::chrono::milliseconds(100));
         while (!shared_->requests.empty()) {
           if (!shared_->cv.WaitUntil(&shared_->mu, until)) break;
@@ -419,6 +527,10 @@ Status Page::WaitUntilReady() {
     }
     PR_RETURN_IF_ERROR(session_->Check());
     if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
+    if (!in_flight.empty() && Clock::now() < deadline) {
+      PR_RETURN_IF_ERROR(ForgetWorkerScripts());
+      continue;
+    }
     PR_ASSIGN_OR_RETURN(cdp::Message reply, Evaluate("window.__pagereel.state()", true));
     PR_ASSIGN_OR_RETURN(std::string text, cdp::GetString(reply, {"result", "result", "value"}));
     json state = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -429,7 +541,8 @@ Status Page::WaitUntilReady() {
                                      state.value("error", std::string()));
     }
     bool fonts = state.value("fonts", false);
-    if (fonts && ready != "pending") return Status::Ok();
+    // (A file still in flight here is one that did not arrive within the timeout.)
+    if (fonts && ready != "pending" && in_flight.empty()) return Status::Ok();
     if (Clock::now() > deadline || waited_us >= max_wait_us) {
       std::string waiting = !in_flight.empty() ? "a file to arrive (" + in_flight + ")"
                             : !fonts           ? "its fonts (document.fonts.ready)"
@@ -444,6 +557,24 @@ Status Page::WaitUntilReady() {
   }
 }
 
+Status Page::ForgetWorkerScripts() {
+  // A shared or service worker's main script is announced on the page's session and
+  // finishes on the worker's own, which pagereel does not attach: its request id is the
+  // worker's target id. (Dedicated workers are attached, and their scripts watched.)
+  PR_ASSIGN_OR_RETURN(cdp::Message targets, browser_.client().Call("Target.getTargets"));
+  json parsed = json::parse(targets.json, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return Status::Ok();
+  const json list = parsed.value("result", json::object()).value("targetInfos", json::array());
+  MutexLock lock(&shared_->mu);
+  for (const json& target : list) {
+    const std::string type = target.value("type", "");
+    if (type == "shared_worker" || type == "service_worker") {
+      shared_->requests.erase(target.value("targetId", ""));
+    }
+  }
+  return Status::Ok();
+}
+
 Status Page::Start() {
   // Frame 0 is drawn half a millisecond past the whole millisecond the page got ready at.
   const int64_t shift_ms = (virtual_us_ - kLoadUs) / 1000;
@@ -454,14 +585,25 @@ Status Page::Start() {
   // script. (Each runs on its own clock until then, standing at 0.)
   std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
   std::set<int64_t> contexts;
+  std::vector<std::string> workers;
   {
     MutexLock lock(&shared_->mu);
     contexts = shared_->contexts;
     shared_->frame = 0;
+    shared_->shift_ms = shift_ms;
+    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
   }
   for (int64_t context : contexts) {
     // A context may have gone meanwhile; that is fine.
     Call("Runtime.evaluate", Dump({{"expression", start}, {"contextId", context}}))
+        .status()
+        .IgnoreError();
+  }
+  for (const std::string& worker : workers) {  // So may a worker.
+    session_->CallIn(worker, "Runtime.evaluate",
+                     Dump({{"expression", "self.__pagereelWorker && self.__pagereelWorker.start(" +
+                                              std::to_string(shift_ms) + ")"}}),
+                     options_.timeout)
         .status()
         .IgnoreError();
   }
@@ -514,8 +656,53 @@ Status Page::WaitFor(std::string_view event, cdp::EventWaiter& waiter,
   }
 }
 
+Status Page::AdvanceWorkers(int64_t virtual_us) {
+  std::vector<std::string> workers;
+  {
+    MutexLock lock(&shared_->mu);
+    if (shared_->workers.empty()) return Status::Ok();
+    // Scripts a worker is still fetching run when they arrive, on the wall clock; what they
+    // post would reach the page in whichever frame was running then.
+    Clock::time_point deadline = Clock::now() + options_.timeout;
+    while (shared_->WorkerFetching() && !Stopped()) {
+      if (!shared_->cv.WaitUntil(&shared_->mu, std::min(deadline, Clock::now() + std::chrono::milliseconds(100))) &&
+          Clock::now() >= deadline) {
+        std::string url = "?";
+        for (const auto& [id, session_id] : shared_->worker_requests) url = shared_->requests[id];
+        for (const auto& [session_id, worker] : shared_->workers) {
+          if (shared_->requests.count(worker.target_id)) url = shared_->requests[worker.target_id];
+        }
+        return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
+                                     ": a worker of it waited " + SecondsText(options_.timeout) +
+                                     " for " + url);
+      }
+    }
+    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
+  }
+  // Every worker runs its timers due by then, and its animation frames, before the page's
+  // time moves (worker_script.js).
+  const std::string advance =
+      "self.__pagereelWorker && self.__pagereelWorker.advance(" +
+      json(static_cast<double>(virtual_us) / 1000.0).dump() + ")";
+  for (const std::string& worker : workers) {
+    Result<cdp::Message> reply =
+        session_->CallIn(worker, "Runtime.evaluate",
+                         Dump({{"expression", advance}, {"awaitPromise", true}}), options_.timeout);
+    if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
+      PR_RETURN_IF_ERROR(session_->Check());
+      return DeadlineExceededError("a worker of the page " + name_ + " stopped responding " +
+                                   Where() + ": its script was busy for " +
+                                   SecondsText(options_.timeout) +
+                                   " without a pause (an endless loop?)");
+    }
+    // Any other failure: the worker ended meanwhile (its detachment follows).
+  }
+  return Status::Ok();
+}
+
 Status Page::AdvanceTo(int64_t virtual_us) {
   if (virtual_us <= virtual_us_) return Status::Ok();
+  PR_RETURN_IF_ERROR(AdvanceWorkers(virtual_us));
   cdp::EventWaiter expired = session_->Expect("Emulation.virtualTimeBudgetExpired");
   PR_RETURN_IF_ERROR(Call("Emulation.setVirtualTimePolicy",
                           Dump({{"policy", "pauseIfNetworkFetchesPending"},
@@ -541,6 +728,8 @@ Status Page::AdvanceTo(int64_t virtual_us) {
                                  " (a request that never finishes holds it)");
   }));
   virtual_us_ = virtual_us;
+  MutexLock lock(&shared_->mu);
+  shared_->virtual_ms = static_cast<double>(virtual_us) / 1000.0;
   return Status::Ok();
 }
 

@@ -146,12 +146,15 @@ class Page {
   Status Emulate();
   Status Load();
   Status WaitUntilReady();
+  Status ForgetWorkerScripts();  // Takes shared_->mu.
   Status Start();
   Status ReadContract();
   // The injected script, knowing frame 0's whole-ms virtual time once it is known.
   std::string PageScript(std::optional<int64_t> shift_ms) const;
 
+  // Grants the page virtual time up to `virtual_us`, its workers' timers first.
   Status AdvanceTo(int64_t virtual_us);
+  Status AdvanceWorkers(int64_t virtual_us);
   Status SyncVideos();
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);

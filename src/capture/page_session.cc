@@ -93,10 +93,33 @@ Status PageSession::Start() {
   return Call("Inspector.enable").status();
 }
 
-void PageSession::AddSubscription(std::string method, cdp::EventHandler handler) {
-  uint64_t id = browser_.client().Subscribe(std::move(method), session_id_, std::move(handler));
+uint64_t PageSession::AddSubscription(std::string method, cdp::EventHandler handler,
+                                      std::string session_id) {
+  uint64_t id = browser_.client().Subscribe(
+      std::move(method), session_id.empty() ? session_id_ : std::move(session_id),
+      std::move(handler));
   MutexLock lock(&mu_);
   subscriptions_.push_back(id);
+  return id;
+}
+
+void PageSession::Unsubscribe(uint64_t id) {
+  {
+    MutexLock lock(&mu_);
+    std::erase(subscriptions_, id);
+  }
+  browser_.client().Unsubscribe(id);
+}
+
+Status PageSession::SendTo(std::string_view session_id, std::string_view method,
+                           std::string_view params) {
+  return browser_.client().Send(method, params, session_id);
+}
+
+Result<cdp::Message> PageSession::CallIn(std::string_view session_id, std::string_view method,
+                                         std::string_view params,
+                                         std::chrono::milliseconds timeout) {
+  return browser_.client().Call(method, params, session_id, timeout);
 }
 
 cdp::EventWaiter PageSession::Expect(std::string method) {

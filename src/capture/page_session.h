@@ -98,6 +98,28 @@ class PageSession {
     });
   }
 
+  // The sessions of targets the page's own auto-attach brings (its workers), named by the
+  // session id of their Target.attachedToTarget event. SendTo sends without waiting (safe
+  // from an event handler); CallIn waits at most `timeout` and returns failures as they
+  // came (a worker may end at any time). SubscribeTo is Subscribe for such a session, until
+  // Unsubscribe(id) (safe from a handler) or the end of this session.
+  Status SendTo(std::string_view session_id, std::string_view method,
+                std::string_view params = "{}");
+  Result<cdp::Message> CallIn(std::string_view session_id, std::string_view method,
+                              std::string_view params, std::chrono::milliseconds timeout);
+  template <typename State>
+  uint64_t SubscribeTo(std::string session_id, const std::shared_ptr<State>& state,
+                       void (State::*on_event)(const cdp::Event&)) {
+    std::weak_ptr<State> weak = state;
+    return AddSubscription(
+        "",
+        [weak, on_event](const cdp::Event& event) {
+          if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
+        },
+        std::move(session_id));
+  }
+  void Unsubscribe(uint64_t id);
+
   // A one-shot wait for one `method` event of the page, registered before the command
   // that causes it.
   cdp::EventWaiter Expect(std::string method);
@@ -121,7 +143,9 @@ class PageSession {
 
   PageSession(browser::Browser& browser, PageSessionOptions options);
   Status Start();
-  void AddSubscription(std::string method, cdp::EventHandler handler);
+  // On the page's session, or on `session_id` where one is given.
+  uint64_t AddSubscription(std::string method, cdp::EventHandler handler,
+                           std::string session_id = "");
   std::string Where() const;
 
   // Constant after Open().

@@ -1,0 +1,165 @@
+// Injected into every dedicated worker of a page pagereel renders (classic, module and
+// blob: workers alike), by Runtime.evaluate on the worker's session while it waits for the
+// debugger at its start, before its own script. capture::Page puts its settings (a JSON
+// object) in place of the config placeholder.
+//
+// Why: under virtual time a worker's clocks follow the page's virtual clock, but its
+// timers fire only when something wakes its thread, so a worker's setTimeout(f, 500) ran
+// at frame 15 in one render and frame 29 in the next (measured on headless-shell 156), and
+// its animation frames never run under begin-frame control. Here the worker's timers,
+// clocks, animation frames and Math.random follow the film, and nothing reads a real clock.
+//
+// Page drives it before every grant of virtual time to the page, with
+//   __pagereelWorker.advance(T)   (awaited)
+// T: the virtual time the page is about to reach, in ms since it was created (timers run
+// on it, as the page's do). The promise resolves once every timer due by T has run (each
+// as a task of its own, so microtasks run between them, in order of due time, the clocks
+// standing at its due time) and then the worker's animation frame callbacks: whatever
+// they posted to the page is in the page's queue before the page's time moves, so the
+// page receives it in the same frame in every render.
+(() => {
+  if (self.__pagereelWorker) return;
+  const config = __PAGEREEL_CONFIG__;  // { epoch, t, shift }
+  const epoch = config.epoch;  // Date.now() at frame 0, ms.
+  let now = config.t;          // Virtual time, ms since the page was created.
+  let shift = config.shift;    // Frame 0's whole-ms virtual time; null until it is known.
+  // Film time, whole ms: 0 until frame 0, as in the page (see page_script.js).
+  const film = () => (shift === null ? 0 : Math.max(0, Math.floor(now) - shift));
+
+  // While the worker waits for the debugger its global object does not yet inherit
+  // setTimeout and the like: what follows defines its own properties, which stay, and
+  // reads no inherited global but constructors.
+  const timers = new Map();  // id -> { due, seq, f, args, every (null: once), nesting }
+  let nextId = 1;
+  let seq = 0;
+  let nesting = 0;
+  let target = -Infinity;  // The T of the advance() running, if one is.
+  let waiter = null;       // Its promise's resolve.
+  let pumping = false;
+  const channel = new MessageChannel();
+
+  const due = () => {
+    let best = null;
+    for (const [id, t] of timers) {
+      if (t.due > Math.max(now, target)) continue;
+      if (!best || t.due < best[1].due || (t.due === best[1].due && t.seq < best[1].seq)) {
+        best = [id, t];
+      }
+    }
+    return best;
+  };
+  const pump = () => {
+    if (pumping) return;
+    pumping = true;
+    channel.port2.postMessage(0);
+  };
+  const rafs = [];
+  const cancelled = new Set();
+  const finish = () => {
+    if (target > -Infinity) now = Math.max(now, target);
+    target = -Infinity;
+    for (const [id, callback] of rafs.splice(0)) {
+      if (cancelled.delete(id)) continue;
+      try {
+        callback(film());
+      } catch (e) {
+        self.reportError(e);
+      }
+    }
+    const resolve = waiter;
+    waiter = null;
+    if (resolve) resolve();
+  };
+  // One timer per task: the next is queued before this one runs.
+  channel.port1.onmessage = () => {
+    pumping = false;
+    const next = due();
+    if (!next) {
+      if (waiter) finish();
+      return;
+    }
+    const [id, t] = next;
+    now = Math.max(now, t.due);
+    if (t.every === null) {
+      timers.delete(id);
+    } else {
+      t.due = now + t.every;
+      t.seq = seq++;
+    }
+    nesting = t.nesting + 1;
+    pump();
+    try {
+      if (typeof t.f === 'function') t.f.apply(self, t.args);
+      else (0, eval)(String(t.f));
+    } finally {
+      nesting = 0;
+    }
+  };
+  const add = (f, ms, args, repeat) => {
+    let delay = Math.max(0, Number(ms) || 0);
+    if (nesting >= 5 && delay < 4) delay = 4;  // HTML's clamp, as the page's timers have it.
+    const id = nextId++;
+    timers.set(id, {
+      due: now + delay, seq: seq++, f, args, every: repeat ? Math.max(delay, 1) : null, nesting,
+    });
+    if (delay === 0) pump();
+    return id;
+  };
+  self.setTimeout = function setTimeout(f, ms, ...args) { return add(f, ms, args, false); };
+  self.setInterval = function setInterval(f, ms, ...args) { return add(f, ms, args, true); };
+  self.clearTimeout = function clearTimeout(id) { timers.delete(id); };
+  self.clearInterval = function clearInterval(id) { timers.delete(id); };
+
+  // Animation frames (dedicated workers have them; the real ones never run under
+  // begin-frame control): after the timers of each advance, stamped with film time.
+  let rafId = 0;
+  if (typeof self.requestAnimationFrame === 'function') {
+    self.requestAnimationFrame = function requestAnimationFrame(callback) {
+      rafs.push([++rafId, callback]);
+      return rafId;
+    };
+    self.cancelAnimationFrame = function cancelAnimationFrame(id) { cancelled.add(id); };
+  }
+
+  // Clocks: film time in whole ms, as the page's.
+  performance.now = function now() { return film(); };
+  const RealDate = Date;
+  function PagereelDate(...args) {
+    if (!new.target) return new RealDate(epoch + film()).toString();
+    return args.length ? new RealDate(...args) : new RealDate(epoch + film());
+  }
+  PagereelDate.prototype = RealDate.prototype;
+  PagereelDate.now = function now() { return epoch + film(); };
+  PagereelDate.parse = RealDate.parse;
+  PagereelDate.UTC = RealDate.UTC;
+  Object.defineProperty(RealDate.prototype, 'constructor', { value: PagereelDate });
+  self.Date = PagereelDate;
+
+  // Math.random: the page's generator (sfc32, the same seed), so a worker's numbers are
+  // the same in every lane and render.
+  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;
+  Math.random = function random() {
+    a |= 0; b |= 0; c |= 0; d |= 0;
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4294967296;
+  };
+
+  Object.defineProperty(self, '__pagereelWorker', {
+    value: Object.freeze({
+      // Frame 0 is at virtual time shift + 0.5 ms: from then on the clocks run.
+      start(s) { if (shift === null) shift = s; },
+      advance(t) {
+        return new Promise((resolve) => {
+          waiter = resolve;
+          target = Math.max(t, now);
+          pump();
+        });
+      },
+    }),
+  });
+})();

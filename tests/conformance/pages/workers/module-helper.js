@@ -1,0 +1,1 @@
+export function post(message) { postMessage(message); }
