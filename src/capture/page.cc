@@ -37,6 +37,13 @@ constexpr int64_t kFramePhaseUs = 500;
 // read longer gaps as a stalled tab and skip them (GSAP's lag smoothing starts at 500 ms,
 // d3-timer's at 1000 ms), so slow films get extra animation frames between theirs.
 constexpr int64_t kMaxTickGapMs = 300;
+// The page's clocks read -lead while it loads, and run to 0 at frame 0: as in a browser,
+// the first frame comes a frame after the page started. Libraries that measure from their
+// start take no elapsed time for "nothing happened yet": at 0 PixiJS's Ticker ran no
+// listener and p5 drew nothing in frame 0 (both films opened with a black frame). One
+// film frame, at most 100 ms: longer gaps look like a stalled tab to GSAP (500 ms).
+constexpr int64_t kMaxLoadLeadMs = 100;
+int64_t LoadLeadMs(Rational fps) { return std::min(FrameTimeMillis(1, fps), kMaxLoadLeadMs); }
 // Tries for one frame's screenshot. The first beginFrame after a load came back without
 // screenshotData ("Readback from surface failed") in 19 of 40 runs measured on
 // headless-shell 156 with 2 cores; sending the same frameTimeTicks again fixed every case
@@ -93,9 +100,10 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     uint64_t subscription = 0;
   };
 
-  explicit Shared(int64_t epoch) : epoch_ms(epoch) {}
+  Shared(int64_t epoch, int64_t lead) : epoch_ms(epoch), lead_ms(lead) {}
 
   const int64_t epoch_ms;  // Date.now() at frame 0, as the page script has it.
+  const int64_t lead_ms;   // How long before frame 0 the page loaded, as its clocks read.
   Mutex mu;
   CondVar cv;  // Signalled when reports, leaving or requests change.
   std::string main_frame_id GUARDED_BY(mu);
@@ -146,6 +154,7 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
 
 std::string Page::Shared::WorkerScript() const {
   json config = {{"epoch", epoch_ms},
+                 {"lead", lead_ms},
                  {"t", virtual_ms},
                  {"shift", shift_ms ? json(*shift_ms) : json(nullptr)}};
   std::string script = kWorkerScript;
@@ -300,6 +309,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
 std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
   json config = {{"epoch", options_.epoch_ms},
                  {"shift", shift_ms ? json(*shift_ms) : json(nullptr)},
+                 {"lead", LoadLeadMs(options_.fps)},
                  {"deviceMemory", options_.device_memory_gb}};
   std::string script = kPageScript;
   script.replace(script.find(kPageScriptConfig), std::string_view(kPageScriptConfig).size(),
@@ -309,7 +319,7 @@ std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), name_(NameFor(options)),
-      shared_(std::make_shared<Shared>(options.epoch_ms)) {}
+      shared_(std::make_shared<Shared>(options.epoch_ms, LoadLeadMs(options.fps))) {}
 
 Page::~Page() = default;  // The session closes the target and its context.
 

@@ -12,7 +12,8 @@
   const RealDate = Date;
   const realDateNow = RealDate.now;
   let shift = config.shift;  // null until frame 0's time is known.
-  const film = () => (shift === null ? 0 : Math.max(0, realDateNow() - epoch - shift));
+  const lead = config.lead;  // Film time while the page loads: -lead.
+  const film = () => (shift === null ? -lead : Math.max(0, realDateNow() - epoch - shift));
 
   const signal = (message) => {
     if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal(message);

@@ -24,7 +24,7 @@
   let now = config.t;          // Virtual time, ms since the page was created.
   let shift = config.shift;    // Frame 0's whole-ms virtual time; null until it is known.
   // Film time, whole ms: 0 until frame 0, as in the page (see page_script.js).
-  const film = () => (shift === null ? 0 : Math.max(0, Math.floor(now) - shift));
+  const film = () => (shift === null ? -config.lead : Math.max(0, Math.floor(now) - shift));
 
   // While the worker waits for the debugger its global object does not yet inherit
   // setTimeout and the like: what follows defines its own properties, which stay, and

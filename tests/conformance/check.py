@@ -66,6 +66,16 @@ def expected(expect, n, fps):
         return t
     if expect == "n":
         return n
+    # A clock started while the page loaded: pagereel's clocks read -lead then, where
+    # lead is t(1), at most 100 ms (capture/page.cc, kMaxLoadLeadMs).
+    lead = min(frame_time_ms(1, fps), 100)
+    if expect == "t_load":
+        return t + lead
+    if isinstance(expect, dict) and "n_plus" in expect:
+        return n + expect["n_plus"]
+    if isinstance(expect, dict) and "since_load" in expect:
+        # A delay counted from the page's load, a lead before frame 0.
+        return max(0, t + lead - expect["since_load"])
     if expect == "any":
         return None
     if isinstance(expect, str) and expect.startswith("bits:"):
