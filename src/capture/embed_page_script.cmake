@@ -1,7 +1,13 @@
 # Writes a header holding an injected page script as a C++ string literal. Run as:
-#   cmake -DIN=<script.js> -DOUT=<script.h> -DSYMBOL=<kName> -P embed_page_script.cmake
+#   cmake -DIN=<script.js> -DOUT=<script.h> -DSYMBOL=<kName> [-DCLOCKS=<film_clocks.js>]
+#         -P embed_page_script.cmake
 # SYMBOL kPageScript also gets kPageScriptConfig, the placeholder Page replaces.
 file(READ "${IN}" js)
+# Scripts that say /*__PAGEREEL_FILM_CLOCKS__*/ get film_clocks.js there (CLOCKS).
+if(DEFINED CLOCKS)
+  file(READ "${CLOCKS}" clocks)
+  string(REPLACE "/*__PAGEREEL_FILM_CLOCKS__*/\n" "${clocks}" js "${js}")
+endif()
 string(FIND "${js}" ")pagereel_js\"" clash)
 if(NOT clash EQUAL -1)
   message(FATAL_ERROR "${IN} contains the raw-string delimiter )pagereel_js\"")

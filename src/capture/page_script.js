@@ -95,6 +95,7 @@
   }
 
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
+  const realNow = performance.now.bind(performance);
   performance.now = function now() { return film(); };
   const raf = window.requestAnimationFrame.bind(window);
   window.requestAnimationFrame = function requestAnimationFrame(callback) {
@@ -107,21 +108,18 @@
     });
   };
 
-  // Date: the epoch plus film time.
-  function PagereelDate(...args) {
-    if (!new.target) return new RealDate(epoch + film()).toString();
-    return args.length ? new RealDate(...args) : new RealDate(epoch + film());
-  }
-  PagereelDate.prototype = RealDate.prototype;
-  PagereelDate.now = function now() { return epoch + film(); };
-  PagereelDate.parse = RealDate.parse;
-  PagereelDate.UTC = RealDate.UTC;
-  Object.defineProperty(RealDate.prototype, 'constructor', { value: PagereelDate });
-  window.Date = PagereelDate;
+  // Date: the epoch plus film time; Math.random from a fixed seed (sfc32), the same in
+  // every page, worker and lane.
+/*__PAGEREEL_FILM_CLOCKS__*/
+  installFilmClocks(window, epoch, film);
 
   // document.timeline and animation start times count from this document's time origin,
   // not from frame 0. timelineShift is measured at this document's first animation frame.
+  // Before it, the timeline reads film time (-lead while the page loads), and a start time
+  // set then (Motion sets one at creation) is kept in film time and made exact at that
+  // first frame, before the frame's styles are computed.
   let timelineShift = null;
+  const pendingStarts = new Map();  // Animation -> [film time, raw start time set].
   const timelineProto = Object.getPrototypeOf(Object.getPrototypeOf(document.timeline));
   const timelineTime = Object.getOwnPropertyDescriptor(timelineProto, 'currentTime');
   const rawTimeline = () => timelineTime.get.call(document.timeline);
@@ -132,7 +130,7 @@
     get() {
       const raw = timelineTime.get.call(this);
       if (this !== document.timeline || raw === null) return raw;
-      return timelineShift === null ? 0 : micro(raw - timelineShift);
+      return timelineShift === null ? film() : micro(raw - timelineShift);
     },
   });
   const startTime = Object.getOwnPropertyDescriptor(Animation.prototype, 'startTime');
@@ -142,14 +140,35 @@
     enumerable: true,
     get() {
       const raw = startTime.get.call(this);
-      if (raw === null || !onDocumentTimeline(this) || timelineShift === null) return raw;
+      if (raw === null || !onDocumentTimeline(this)) return raw;
+      if (timelineShift === null) {
+        const pending = pendingStarts.get(this);
+        return pending && pending[1] === raw ? pending[0] : raw;
+      }
       return micro(raw - timelineShift);
     },
     set(value) {
-      const shifted = value === null || !onDocumentTimeline(this) || timelineShift === null;
-      startTime.set.call(this, shifted ? value : value + timelineShift);
+      if (value === null || !onDocumentTimeline(this)) {
+        startTime.set.call(this, value);
+      } else if (timelineShift === null) {
+        // As far from the timeline's time as the page asked, until the first frame.
+        const raw = value - film() + (rawTimeline() || 0);
+        startTime.set.call(this, raw);
+        pendingStarts.set(this, [value, startTime.get.call(this)]);
+      } else {
+        startTime.set.call(this, value + timelineShift);
+      }
     },
   });
+  const applyPendingStarts = () => {
+    for (const [animation, [value, raw]] of pendingStarts) {
+      // Unless the page moved or ended it since.
+      if (animation.playState !== 'idle' && startTime.get.call(animation) === raw) {
+        startTime.set.call(animation, value + timelineShift);
+      }
+    }
+    pendingStarts.clear();
+  };
   const currentTime = Object.getOwnPropertyDescriptor(Animation.prototype, 'currentTime');
   Object.defineProperty(Animation.prototype, 'currentTime', {
     configurable: true,
@@ -171,7 +190,10 @@
   let tickId = raf(function tick() {
     if (shown.size) showOffscreen();
     if (shift !== null) {
-      if (timelineShift === null && rawTimeline() !== null) timelineShift = rawTimeline() - film();
+      if (timelineShift === null && rawTimeline() !== null) {
+        timelineShift = rawTimeline() - film();
+        applyPendingStarts();
+      }
       if (top) {
         ticks += 1;
         lastTick = film();
@@ -184,19 +206,6 @@
   const caf = window.cancelAnimationFrame.bind(window);
   window.cancelAnimationFrame = function cancelAnimationFrame(id) {
     if (id !== tickId) caf(id);
-  };
-
-  // Math.random from a fixed seed (sfc32), the same in every page and lane.
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;
-  Math.random = function random() {
-    a |= 0; b |= 0; c |= 0; d |= 0;
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
   };
 
   if (config.deviceMemory) {

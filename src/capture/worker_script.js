@@ -121,33 +121,10 @@
     self.cancelAnimationFrame = function cancelAnimationFrame(id) { cancelled.add(id); };
   }
 
-  // Clocks: film time in whole ms, as the page's.
+  // Clocks: film time in whole ms, as the page's; the page's Math.random.
   performance.now = function now() { return film(); };
-  const RealDate = Date;
-  function PagereelDate(...args) {
-    if (!new.target) return new RealDate(epoch + film()).toString();
-    return args.length ? new RealDate(...args) : new RealDate(epoch + film());
-  }
-  PagereelDate.prototype = RealDate.prototype;
-  PagereelDate.now = function now() { return epoch + film(); };
-  PagereelDate.parse = RealDate.parse;
-  PagereelDate.UTC = RealDate.UTC;
-  Object.defineProperty(RealDate.prototype, 'constructor', { value: PagereelDate });
-  self.Date = PagereelDate;
-
-  // Math.random: the page's generator (sfc32, the same seed), so a worker's numbers are
-  // the same in every lane and render.
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;
-  Math.random = function random() {
-    a |= 0; b |= 0; c |= 0; d |= 0;
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
-  };
+/*__PAGEREEL_FILM_CLOCKS__*/
+  installFilmClocks(self, epoch, film);
 
   Object.defineProperty(self, '__pagereelWorker', {
     value: Object.freeze({

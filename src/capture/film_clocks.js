@@ -1,0 +1,30 @@
+  // film_clocks.js: inserted by embed_page_script.cmake where page_script.js and
+  // worker_script.js say so, so the page and its workers keep one Date and one generator.
+  // installFilmClocks(global, epoch, film): Date reads epoch + film() (film time, whole ms),
+  // and Math.random is sfc32 from a fixed seed, the same numbers in every page, worker,
+  // lane and render.
+  const installFilmClocks = (global, epoch, film) => {
+    const RealDate = global.Date;
+    function PagereelDate(...args) {
+      if (!new.target) return new RealDate(epoch + film()).toString();
+      return args.length ? new RealDate(...args) : new RealDate(epoch + film());
+    }
+    PagereelDate.prototype = RealDate.prototype;
+    PagereelDate.now = function now() { return epoch + film(); };
+    PagereelDate.parse = RealDate.parse;
+    PagereelDate.UTC = RealDate.UTC;
+    Object.defineProperty(RealDate.prototype, 'constructor', { value: PagereelDate });
+    global.Date = PagereelDate;
+
+    let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = 1;
+    global.Math.random = function random() {
+      a |= 0; b |= 0; c |= 0; d |= 0;
+      const t = (((a + b) | 0) + d) | 0;
+      d = (d + 1) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      c = (c + t) | 0;
+      return (t >>> 0) / 4294967296;
+    };
+  };
