@@ -190,6 +190,7 @@
   let tickId = raf(function tick() {
     if (shown.size) showOffscreen();
     if (shift !== null) {
+      if (frameCallbacks.size) runVideoFrameCallbacks();
       if (timelineShift === null && rawTimeline() !== null) {
         timelineShift = rawTimeline() - film();
         applyPendingStarts();
@@ -435,6 +436,51 @@
       }
     });
   }));
+
+  // requestVideoFrameCallback: Chromium runs these when its compositor takes a new picture
+  // of the video, which after pagereel's seeks came in the frame or the next at random (one
+  // render in 7 missed frame 54). The page's callbacks run instead in pagereel's own
+  // animation frame at the start of every frame whose picture moved, once the seek landed,
+  // before the page's own animation frame callbacks, as the specification orders them.
+  // mediaTime is the model's time (the time the video was sought to), not the PTS of the
+  // video frame shown, which a page's script cannot know.
+  const frameCallbacks = new Map();  // <video> -> { callbacks, shown, presented }
+  let frameCallbackId = 0;
+  HTMLVideoElement.prototype.requestVideoFrameCallback = function requestVideoFrameCallback(f) {
+    let c = frameCallbacks.get(this);
+    if (!c) {
+      c = { callbacks: new Map(), shown: null, presented: 0 };
+      frameCallbacks.set(this, c);
+    }
+    c.callbacks.set(++frameCallbackId, f);
+    return frameCallbackId;
+  };
+  HTMLVideoElement.prototype.cancelVideoFrameCallback = function cancelVideoFrameCallback(id) {
+    for (const c of frameCallbacks.values()) c.callbacks.delete(id);
+  };
+  const runVideoFrameCallbacks = () => {
+    for (const [el, c] of frameCallbacks) {
+      const m = models.get(el);
+      if (!c.callbacks.size || !m || m.shown === null || m.shown === c.shown) continue;
+      c.shown = m.shown;
+      c.presented += 1;
+      const callbacks = [...c.callbacks.values()];
+      c.callbacks.clear();
+      const now = film();
+      const metadata = {
+        presentationTime: now, expectedDisplayTime: now, width: el.videoWidth,
+        height: el.videoHeight, mediaTime: m.shown, presentedFrames: c.presented,
+        processingDuration: 0,
+      };
+      for (const f of callbacks) {
+        try {
+          f.call(el, now, metadata);
+        } catch (e) {
+          window.reportError(e);
+        }
+      }
+    }
+  };
 
   const status = { fonts: false, ready: 'none', error: '' };
   let watching = false;
