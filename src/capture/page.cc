@@ -694,10 +694,12 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
   const std::string advance =
       "self.__pagereelWorker && self.__pagereelWorker.advance(" +
       json(static_cast<double>(virtual_us) / 1000.0).dump() + ")";
+  int64_t pictures = 0;  // Pictures of the page's canvases the workers have sent, in all.
   for (const std::string& worker : workers) {
-    Result<cdp::Message> reply =
-        session_->CallIn(worker, "Runtime.evaluate",
-                         Dump({{"expression", advance}, {"awaitPromise", true}}), options_.timeout);
+    Result<cdp::Message> reply = session_->CallIn(
+        worker, "Runtime.evaluate",
+        Dump({{"expression", advance}, {"awaitPromise", true}, {"returnByValue", true}}),
+        options_.timeout);
     if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
       PR_RETURN_IF_ERROR(session_->Check());
       return DeadlineExceededError("a worker of the page " + name_ + " stopped responding " +
@@ -706,8 +708,52 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
                                    " without a pause (an endless loop?)");
     }
     // Any other failure: the worker ended meanwhile (its detachment follows).
+    if (reply.ok()) {
+      if (Result<double> sent = cdp::GetNumber(*reply, {"result", "result", "value"}); sent.ok()) {
+        pictures += static_cast<int64_t>(*sent);
+      }
+    }
   }
+  if (pictures > 0) PR_RETURN_IF_ERROR(AwaitWorkerPictures(pictures));
   return Status::Ok();
+}
+
+Status Page::AwaitWorkerPictures(int64_t pictures) {
+  // A picture crosses from the worker's thread to the page's on the wall clock, and the
+  // page takes it as a task: let the page's tasks run, with virtual time held at the fence
+  // the last budget left (as SyncVideos does), until its documents have them all.
+  PR_RETURN_IF_ERROR(
+      Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
+          .status());
+  std::set<int64_t> contexts;
+  {
+    MutexLock lock(&shared_->mu);
+    contexts = shared_->contexts;
+  }
+  const std::string count = "window.__pagereel ? window.__pagereel.canvases() : 0";
+  Clock::time_point deadline = Clock::now() + options_.timeout;
+  for (;;) {
+    int64_t received = 0;
+    for (int64_t context : contexts) {
+      Result<cdp::Message> reply =
+          Call("Runtime.evaluate",
+               Dump({{"expression", count}, {"returnByValue", true}, {"contextId", context}}));
+      if (!reply.ok()) continue;  // The document went away.
+      if (Result<double> n = cdp::GetNumber(*reply, {"result", "result", "value"}); n.ok()) {
+        received += static_cast<int64_t>(*n);
+      }
+    }
+    if (received >= pictures) return Status::Ok();
+    PR_RETURN_IF_ERROR(session_->Check());
+    if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
+    if (Clock::now() >= deadline) {
+      return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
+                                   ": " + std::to_string(pictures - received) +
+                                   " picture(s) a worker drew on its canvases did not arrive "
+                                   "within " + SecondsText(options_.timeout));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 Status Page::AdvanceTo(int64_t virtual_us) {

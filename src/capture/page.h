@@ -155,6 +155,9 @@ class Page {
   // Grants the page virtual time up to `virtual_us`, its workers' timers first.
   Status AdvanceTo(int64_t virtual_us);
   Status AdvanceWorkers(int64_t virtual_us);
+  // Waits until the page's documents have received `pictures` canvas pictures from their
+  // workers in all (worker_script.js sends them at the end of each advance).
+  Status AwaitWorkerPictures(int64_t pictures);
   Status SyncVideos();
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);

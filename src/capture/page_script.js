@@ -27,12 +27,22 @@
   // OffscreenCanvas of its own, not tied to the element, and what it drew is copied onto
   // the element (an ordinary canvas, painted with the document) after each of the page's
   // animation frame callbacks and at the start of every frame (for drawing done by timers
-  // and events). Handed to a worker, it is swapped for the real thing on the way (see
-  // postMessage below), as the main thread cannot see what a worker draws.
+  // and events). Handed to a worker, it goes there as it is, and the worker script sends
+  // its picture back at the end of every turn of the worker's timers and animation frames,
+  // before the page's time moves to the frame (see postMessage below, worker_script.js).
   const transferReal = HTMLCanvasElement.prototype.transferControlToOffscreen;
   // The page's OffscreenCanvas -> { element, used (the page took a context), context }.
   const shown = new Map();
   const transferred = new WeakSet();  // Elements whose control the page took.
+  let canvasesReceived = 0;  // Pictures of worker canvases received (Page waits for them).
+  // The OffscreenCanvases in a message, in the order worker_script.js meets them too.
+  const findCanvases = (value, depth, out) => {
+    if (typeof OffscreenCanvas === 'function' && value instanceof OffscreenCanvas) {
+      out.push(value);
+    } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+      for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
+    }
+  };
   const showOffscreen = () => {
     for (const [canvas, s] of shown) {
       if (!s.used) continue;
@@ -62,35 +72,47 @@
       if (s && context) s.used = true;
       return context;
     };
-    // A worker gets the element's real OffscreenCanvas in place of the page's own (which
-    // it could draw on, but nobody would see), wherever it is in the message.
+    // A worker that gets one of the page's OffscreenCanvases gets a MessagePort first (a
+    // message the worker script takes for itself), on which the worker script sends the
+    // canvas's picture back as an ImageBitmap; both sides number the canvases in the order
+    // findCanvases meets them in the worker's messages.
     const postReal = Worker.prototype.postMessage;
-    const swap = (value, swaps, depth) => {
-      if (swaps.has(value)) return swaps.get(value);
-      if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-        for (const key of Object.keys(value)) {
-          const v = value[key];
-          const w = swap(v, swaps, depth + 1);
-          if (w !== v) value[key] = w;
-        }
+    const channels = new WeakMap();  // Worker -> { port, elements (by number) }
+    const drawBack = (elements) => (e) => {
+      const element = elements[e.data && e.data.canvas];
+      const bitmap = e.data && e.data.bitmap;
+      if (bitmap) canvasesReceived += 1;
+      if (!element || !bitmap) return;
+      if (element.width !== bitmap.width) element.width = bitmap.width;
+      if (element.height !== bitmap.height) element.height = bitmap.height;
+      const context = element.getContext('2d');
+      if (context) {
+        context.clearRect(0, 0, element.width, element.height);
+        context.drawImage(bitmap, 0, 0);
       }
-      return value;
+      bitmap.close();
     };
     Worker.prototype.postMessage = function postMessage(message, transfer) {
-      const list = Array.isArray(transfer) ? transfer
-          : transfer && Array.isArray(transfer.transfer) ? transfer.transfer : null;
-      const swaps = new Map();
-      if (list) {
-        for (let i = 0; i < list.length; i++) {
-          const s = shown.get(list[i]);
-          if (!s || s.used) continue;
-          const real = transferReal.call(s.element);
-          shown.delete(list[i]);
-          swaps.set(list[i], real);
-          list[i] = real;
+      const found = [];
+      findCanvases(message, 0, found);
+      const ours = found.filter((canvas) => shown.has(canvas) && !shown.get(canvas).used);
+      let channel = channels.get(this);
+      if (!channel && ours.length) {
+        const pipe = new MessageChannel();
+        channel = { port: pipe.port1, elements: [] };
+        channel.port.onmessage = drawBack(channel.elements);
+        channels.set(this, channel);
+        postReal.call(this, { __pagereelCanvasPort: pipe.port2 }, [pipe.port2]);
+      }
+      if (channel) {
+        for (const canvas of found) {
+          // Numbered as the worker will number them: every OffscreenCanvas it receives.
+          const s = shown.get(canvas);
+          channel.elements.push(s && !s.used ? s.element : null);
+          shown.delete(canvas);
         }
       }
-      return postReal.call(this, swaps.size ? swap(message, swaps, 0) : message, transfer);
+      return postReal.call(this, message, transfer);
     };
   }
 
@@ -513,6 +535,7 @@
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       syncVideos() { return syncVideos().then(() => videos.length); },
+      canvases() { return canvasesReceived; },
       // What the reports said so far, "count:ms", for a report that has not arrived.
       ticks() { return ticks + ':' + lastTick; },
     }),

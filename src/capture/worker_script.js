@@ -16,7 +16,8 @@
 // as a task of its own, so microtasks run between them, in order of due time, the clocks
 // standing at its due time) and then the worker's animation frame callbacks: whatever
 // they posted to the page is in the page's queue before the page's time moves, so the
-// page receives it in the same frame in every render.
+// page receives it in the same frame in every render. It resolves with the number of
+// canvas pictures sent to the page so far, which Page waits for the page to have.
 (() => {
   if (self.__pagereelWorker) return;
   const config = __PAGEREEL_CONFIG__;  // { epoch, t, shift }
@@ -68,7 +69,7 @@
     }
     const resolve = waiter;
     waiter = null;
-    if (resolve) resolve();
+    if (resolve) sendCanvases().then(() => resolve(canvasesSent));
   };
   // One timer per task: the next is queued before this one runs.
   channel.port1.onmessage = () => {
@@ -109,6 +110,44 @@
   self.setInterval = function setInterval(f, ms, ...args) { return add(f, ms, args, true); };
   self.clearTimeout = function clearTimeout(id) { timers.delete(id); };
   self.clearInterval = function clearInterval(id) { timers.delete(id); };
+
+  // OffscreenCanvases the page handed over (page_script.js keeps their elements): their
+  // pictures go back to the page at the end of every advance, after the worker's timers
+  // and animation frames, so the frame shows what the worker drew for it. The page sends a
+  // MessagePort for them first, in a message taken here; canvases are numbered in the order
+  // findCanvases meets them in the messages that follow, as the page numbers them.
+  let canvasPort = null;
+  const pageCanvases = [];
+  let canvasesSent = 0;  // Pictures sent so far, which advance() resolves with.
+  const findCanvases = (value, depth, out) => {
+    if (typeof OffscreenCanvas === 'function' && value instanceof OffscreenCanvas) {
+      out.push(value);
+    } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+      for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
+    }
+  };
+  EventTarget.prototype.addEventListener.call(self, 'message', (e) => {
+    const data = e.data;
+    if (data && data.__pagereelCanvasPort) {
+      canvasPort = data.__pagereelCanvasPort;
+      e.stopImmediatePropagation();
+    } else if (canvasPort) {
+      findCanvases(data, 0, pageCanvases);
+    }
+  }, true);
+  // Resolves once every drawn canvas's picture is on its way to the page.
+  const sendCanvases = () => {
+    if (!canvasPort) return Promise.resolve();
+    return Promise.all(pageCanvases.map((canvas, number) => {
+      if (!canvas.width || !canvas.height) return null;
+      return createImageBitmap(canvas).then(
+          (bitmap) => {
+            canvasPort.postMessage({ canvas: number, bitmap }, [bitmap]);
+            canvasesSent += 1;
+          },
+          () => {});
+    }));
+  };
 
   // Animation frames (dedicated workers have them; the real ones never run under
   // begin-frame control): after the timers of each advance, stamped with film time.
