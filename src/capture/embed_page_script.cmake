@@ -1,12 +1,12 @@
 # Writes a header holding an injected page script as a C++ string literal. Run as:
-#   cmake -DIN=<script.js> -DOUT=<script.h> -DSYMBOL=<kName> [-DCLOCKS=<film_clocks.js>]
+#   cmake -DIN=<script.js> -DOUT=<script.h> -DSYMBOL=<kName> [-DCOMMON=<script_common.js>]
 #         -P embed_page_script.cmake
 # SYMBOL kPageScript also gets kPageScriptConfig, the placeholder Page replaces.
 file(READ "${IN}" js)
-# Scripts that say /*__PAGEREEL_FILM_CLOCKS__*/ get film_clocks.js there (CLOCKS).
-if(DEFINED CLOCKS)
-  file(READ "${CLOCKS}" clocks)
-  string(REPLACE "/*__PAGEREEL_FILM_CLOCKS__*/\n" "${clocks}" js "${js}")
+# Scripts that say /*__PAGEREEL_COMMON__*/ get script_common.js there (COMMON).
+if(DEFINED COMMON)
+  file(READ "${COMMON}" common)
+  string(REPLACE "/*__PAGEREEL_COMMON__*/\n" "${common}" js "${js}")
 endif()
 string(FIND "${js}" ")pagereel_js\"" clash)
 if(NOT clash EQUAL -1)

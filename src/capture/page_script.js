@@ -35,14 +35,6 @@
   const shown = new Map();
   const transferred = new WeakSet();  // Elements whose control the page took.
   let canvasesReceived = 0;  // Pictures of worker canvases received (Page waits for them).
-  // The OffscreenCanvases in a message, in the order worker_script.js meets them too.
-  const findCanvases = (value, depth, out) => {
-    if (typeof OffscreenCanvas === 'function' && value instanceof OffscreenCanvas) {
-      out.push(value);
-    } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-      for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
-    }
-  };
   const showOffscreen = () => {
     for (const [canvas, s] of shown) {
       if (!s.used) continue;
@@ -132,7 +124,7 @@
 
   // Date: the epoch plus film time; Math.random from a fixed seed (sfc32), the same in
   // every page, worker and lane.
-/*__PAGEREEL_FILM_CLOCKS__*/
+/*__PAGEREEL_COMMON__*/
   installFilmClocks(window, epoch, film);
 
   // document.timeline and animation start times count from this document's time origin,

@@ -119,13 +119,6 @@
   let canvasPort = null;
   const pageCanvases = [];
   let canvasesSent = 0;  // Pictures sent so far, which advance() resolves with.
-  const findCanvases = (value, depth, out) => {
-    if (typeof OffscreenCanvas === 'function' && value instanceof OffscreenCanvas) {
-      out.push(value);
-    } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-      for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
-    }
-  };
   EventTarget.prototype.addEventListener.call(self, 'message', (e) => {
     const data = e.data;
     if (data && data.__pagereelCanvasPort) {
@@ -162,7 +155,7 @@
 
   // Clocks: film time in whole ms, as the page's; the page's Math.random.
   performance.now = function now() { return film(); };
-/*__PAGEREEL_FILM_CLOCKS__*/
+/*__PAGEREEL_COMMON__*/
   installFilmClocks(self, epoch, film);
 
   Object.defineProperty(self, '__pagereelWorker', {

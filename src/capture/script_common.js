@@ -1,5 +1,6 @@
-  // film_clocks.js: inserted by embed_page_script.cmake where page_script.js and
-  // worker_script.js say so, so the page and its workers keep one Date and one generator.
+  // script_common.js: inserted by embed_page_script.cmake where page_script.js and
+  // worker_script.js say so, so the page and its workers share one copy of these.
+  //
   // installFilmClocks(global, epoch, film): Date reads epoch + film() (film time, whole ms),
   // and Math.random is sfc32 from a fixed seed, the same numbers in every page, worker,
   // lane and render.
@@ -27,4 +28,15 @@
       c = (c + t) | 0;
       return (t >>> 0) / 4294967296;
     };
+  };
+
+  // The OffscreenCanvases in a message, in the order both the page (when it posts them to a
+  // worker) and the worker script (when it receives them) meet them: they number the
+  // canvases by it.
+  const findCanvases = (value, depth, out) => {
+    if (typeof OffscreenCanvas === 'function' && value instanceof OffscreenCanvas) {
+      out.push(value);
+    } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+      for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
+    }
   };
