@@ -4,9 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
+
+#include "base/unique_fd.h"
+#include "testing/http_server.h"
 
 #include "testing/timecode.h"
 
@@ -145,6 +153,36 @@ TEST_F(PageTest, ReadyThatNeverResolvesTimesOut) {
   ASSERT_FALSE(page.ok());
   EXPECT_EQ(page.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(page.status().message().find("window.pagereel.ready"), std::string_view::npos)
+      << page.status().ToString();
+}
+
+// A fetch() at load to a server that takes the connection and never answers (a listening
+// socket nobody accepts on) holds frame 0 until --timeout, then fails naming the file, never
+// passing on to frame 0 without it (as pages with a worker did: conformance/workers).
+TEST_F(PageTest, AFileThatNeverArrivesBeforeFrameZeroFailsNamingIt) {
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_GE(listener.get(), 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener.get(), 16), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/never.json";
+
+  testing::HttpServer server;
+  server.Serve("/page.html", "<!doctype html><script>fetch('" + url +
+                                 "').catch(() => {});</script>");
+  PageOptions options = Options("timecode.html");
+  options.url = server.Url("/page.html");
+  options.timeout = std::chrono::milliseconds(1500);
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(page.status().message().find("still waiting for a file to arrive (" + url + ")"),
+            std::string_view::npos)
       << page.status().ToString();
 }
 
