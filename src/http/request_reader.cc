@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,7 @@ RequestReader::Step RequestReader::Next() {
   for (;;) {
     if (parser_->is_header_done() && !header_told_) {
       header_told_ = true;
+      if (std::optional<std::string> bad = FramingRefusal()) return Refuse(400, std::move(*bad));
       parser_->eager(true);  // Past the header, read as much of the body as has come.
       return Step::kHeader;
     }
@@ -73,6 +75,25 @@ RequestReader::Step RequestReader::Next() {
     stalls = used == 0 ? stalls + 1 : 0;
     if (stalls > 4) return Refuse(400, "the request could not be read");
   }
+}
+
+std::optional<std::string> RequestReader::FramingRefusal() const {
+  const Request& header = parser_->get();
+  // RFC 9112, section 6.3: a request whose Transfer-Encoding does not end in chunked has a
+  // body of unknown length, which a server must refuse (400) and close. Beast reads such a
+  // request as one without a body, and its body's bytes as the next request (smuggling).
+  if (header.count(bhttp::field::transfer_encoding) > 0 && !parser_->chunked()) {
+    return "the request's Transfer-Encoding does not end in chunked, so its body has no "
+           "known length; send chunked last, or a Content-Length";
+  }
+  // RFC 9112, section 3.2: an HTTP/1.1 request without a Host header, or with more than
+  // one, is answered 400.
+  if (header.version() == 11 && header.count(bhttp::field::host) != 1) {
+    return header.count(bhttp::field::host) == 0
+               ? "an HTTP/1.1 request needs a Host header"
+               : "the request has more than one Host header";
+  }
+  return std::nullopt;
 }
 
 RequestReader::Step RequestReader::Overflowed() {
