@@ -170,6 +170,18 @@ class Reader {
     const std::string& text = Raw(name);
     int value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      // A whole number may be written as a number with a fraction of zero, as JSON writers
+      // often do ({"width": 640.0}, 6.4e2).
+      double number = 0;
+      auto [number_end, number_ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+      if (number_ec == std::errc() && number_end == text.data() + text.size() &&
+          std::isfinite(number) && number == std::trunc(number) && number >= min && number <= max) {
+        value = static_cast<int>(number);
+        ec = std::errc();
+        end = text.data() + text.size();
+      }
+    }
     if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
       return Bad(name, "must be a whole number from " + std::to_string(min) + " to " +
                            std::to_string(max) + ", not " + Quote(text));

@@ -488,6 +488,44 @@ TEST_F(ServeTest, ABrowserOverItsMemoryLimitIsReplacedWithoutFailingCaptures) {
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
 }
 
+// The width and height of a PNG, from its IHDR.
+std::pair<int, int> PngSize(const std::string& png) {
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint8_t>(png[at]) << 24) | (static_cast<uint8_t>(png[at + 1]) << 16) |
+           (static_cast<uint8_t>(png[at + 2]) << 8) | static_cast<uint8_t>(png[at + 3]);
+  };
+  if (png.size() < 24 || png.substr(12, 4) != "IHDR") return {0, 0};
+  return {be32(16), be32(20)};
+}
+
+// Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".
+TEST_F(ServeTest, WholeNumbersWrittenWithAFractionAndAnyCaseOfBearerAreTaken) {
+  token_ = "s3cret";
+  StartServer();
+  Reply shot = Fetch(port_, http::verb::post, "/v1/screenshot",
+                     R"({"html": "<p>x</p>", "width": 640.0, "height": 3.6e2, "wait": "load"})",
+                     "application/json", "bearer s3cret");
+  ASSERT_EQ(shot.status, 200) << shot.body;
+  EXPECT_EQ(PngSize(shot.body), std::make_pair(640, 360));
+  Reply half = Fetch(port_, http::verb::post, "/v1/screenshot",
+                     R"({"html": "<p>x</p>", "width": 640.5})", "application/json", "BEARER s3cret");
+  EXPECT_EQ(half.status, 400) << half.body;
+  EXPECT_NE(half.body.find("width: must be a whole number"), std::string::npos) << half.body;
+}
+
+// Issue 20: a page declaring window.pagereel.duration = 1e300 got a short clip (the double
+// was cast to int64_t).
+TEST_F(ServeTest, APageThatDeclaresAnEndlessDurationIsRefusedNamingIt) {
+  StartServer();
+  Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64",
+                    "<script>window.pagereel = { duration: 1e300 };</script><p>x</p>",
+                    "text/html");
+  EXPECT_EQ(gif.status, 400) << gif.body;
+  EXPECT_NE(gif.body.find("duration: the page declares window.pagereel.duration = 1e+300"),
+            std::string::npos)
+      << gif.body;
+}
+
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
   pages_.Serve("/slow", "<p>slow</p>");
   StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
