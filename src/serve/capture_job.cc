@@ -78,7 +78,10 @@ class Refusals {
 }  // namespace
 
 CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
-    : services_(services), route_(route), started_(started), log_(std::make_unique<json>()) {}
+    : services_(services), route_(route), started_(started),
+      stop_(std::make_shared<capture::StopHandle>()), log_(std::make_unique<json>()) {}
+
+void CaptureJob::Stop() { stop_->Stop(); }
 
 CaptureJob::~CaptureJob() = default;
 
@@ -154,6 +157,7 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
         UnavailableError("no browser could be started: " + std::string(lease.status().message())));
   }
   page.should_stop = [&cancelled] { return cancelled.load(); };
+  page.stop = stop_;
   if (route_ == Route::kGif || route_ == Route::kClip) {
     capture::PageOptions film_page;
     film_page.url = page.html.empty() ? page.url : capture::HtmlDataUrl(page.html);

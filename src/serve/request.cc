@@ -415,8 +415,10 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
   return Status::Ok();
 }
 
-Status ReadScreenshot(Reader& in, CaptureRequest& request) {
+Status ReadScreenshot(Reader& in, const Limits& limits, CaptureRequest& request) {
   capture::ScreenshotOptions& shot = request.screenshot;
+  // The viewport is held to it above; a full page or an element may be larger, and is cut.
+  shot.max_pixels = limits.max_pixels;
   std::string type = in.Has("type") ? in.Raw("type") : "png";
   if (type == "png") {
     shot.type = capture::ImageType::kPng;
@@ -612,7 +614,7 @@ Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
   Reader in(params);
   PR_RETURN_IF_ERROR(ReadPage(in, limits, html_body, request));
   if (route == Route::kScreenshot) {
-    PR_RETURN_IF_ERROR(ReadScreenshot(in, request));
+    PR_RETURN_IF_ERROR(ReadScreenshot(in, limits, request));
   } else if (route == Route::kPdf) {
     PR_RETURN_IF_ERROR(ReadPdf(in, request));
   } else {

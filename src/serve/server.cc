@@ -310,8 +310,10 @@ class Connection : public http::Session {
     std::shared_ptr<Job> job = job_;
     if (!job) return;
     job->cancelled = true;
-    if (server_.admission.Remove(job.get())) Finish(*capture_, capture_->Abandoned());
-    // A running capture sees `cancelled`, stops, and finishes as 499 through Finish.
+    if (server_.admission.Remove(job.get())) return Finish(*capture_, capture_->Abandoned());
+    // A running capture sees `cancelled`, stops, and finishes as 499 through Finish; one
+    // whose page's script is busy answers no call, so its calls are failed here.
+    capture_->Stop();
   }
 
   Server::Impl& server_;

@@ -87,6 +87,7 @@ class ServeTest : public ::testing::Test {
     options.token = token_;
     options.pool.rss_limit_bytes = rss_limit_bytes_;
     options.resolve = resolve_;
+    options.limits = limits_;
     // The test pages are on loopback, which the egress policy refuses unless allowed.
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     Result<std::unique_ptr<Server>> server = Server::Start(options);
@@ -113,6 +114,7 @@ class ServeTest : public ::testing::Test {
 
   std::string token_;
   std::vector<std::string> resolve_;
+  Limits limits_;
   int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
@@ -496,6 +498,74 @@ std::pair<int, int> PngSize(const std::string& png) {
   };
   if (png.size() < 24 || png.substr(12, 4) != "IHDR") return {0, 0};
   return {be32(16), be32(20)};
+}
+
+// Issue 20: fullPage=true&scale=4 on a tall page made a 5120x65536 PNG (335 Mpx): the pixel
+// cap was checked on the viewport alone.
+TEST_F(ServeTest, AFullPageOrAnElementIsCutToThePixelCap) {
+  limits_.max_pixels = 1'000'000;
+  StartServer();
+  const std::string tall =
+      "<body style='margin:0'><div id=tall style='width:300px;height:20000px;"
+      "background:linear-gradient(red,blue)'></div>";
+  for (const std::string& ask : {std::string("fullPage=true"), std::string("selector=%23tall")}) {
+    Reply shot = Fetch(port_, http::verb::post,
+                       "/v1/screenshot?width=400&height=300&scale=2&" + ask, tall, "text/html");
+    ASSERT_EQ(shot.status, 200) << ask << ": " << shot.body;
+    auto [width, height] = PngSize(shot.body);
+    EXPECT_LE(int64_t{width} * height, limits_.max_pixels) << ask << ": " << width << "x" << height;
+    // Cut at the bottom only, and no shorter than the cap needs.
+    EXPECT_EQ(width, ask == "fullPage=true" ? 800 : 600) << ask;
+    EXPECT_GE(int64_t{width} * (height + 2), limits_.max_pixels) << ask << ": " << width << "x" << height;
+  }
+}
+
+// Issue 20: alert, confirm and prompt were never answered, and such pages always timed out.
+TEST_F(ServeTest, DialogsAreDismissedAsAUserWouldAndThePageIsCaptured) {
+  StartServer();
+  const std::string page =
+      "<body style='margin:0'><script>alert('a'); const c = confirm('b'); const p = prompt('c');"
+      "document.body.style.background = c === false && p === null ? 'rgb(0,255,0)' : "
+      "'rgb(255,0,0)';</script>";
+  for (const char* wait : {"load", "auto"}) {
+    Reply shot = Fetch(port_, http::verb::post,
+                       std::string("/v1/screenshot?width=64&height=64&timeout=20000&wait=") + wait,
+                       page, "text/html");
+    ASSERT_EQ(shot.status, 200) << wait << ": " << shot.body;
+    Result<encode::Image> image = encode::DecodePng(
+        reinterpret_cast<const uint8_t*>(shot.body.data()), shot.body.size());
+    ASSERT_TRUE(image.ok());
+    EXPECT_EQ(image->pixel(32, 32)[1], 255) << wait;
+    EXPECT_EQ(image->pixel(32, 32)[0], 0) << wait;
+  }
+}
+
+// Issue 20: a client that left while its page's script was busy was not stopped: the page
+// answered no DevTools call, and the capture ran its whole timeout on a full core.
+TEST_F(ServeTest, AClientThatLeavesWhileItsPageIsBusyStopsItsCapture) {
+  pages_.Serve("/busy", "<p>busy</p><script>onload = () => setTimeout(() => { for (;;) {} }, 50);"
+                        "</script>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1);
+  const std::string target =
+      "/v1/screenshot?timeout=120000&url=" + Encode(pages_.Url("/busy"));
+  {
+    asio::io_context io;
+    tcp::socket socket(io);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    asio::write(socket, asio::buffer("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    // Until the page is busy: its load has been logged by nobody yet, so wait for the
+    // capture to be running and give the script its moment.
+    for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(1500));
+    socket.close();
+  }
+  // Logged as 499 long before its 120 s timeout (this waits 60 s at most).
+  for (int i = 0; i < 600 && LoggedWithStatus(499) < 1; ++i) std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_EQ(LoggedWithStatus(499), 1);
+  EXPECT_EQ(Status()["contexts_open"], 0);
+  // The one capture slot is free again.
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>next</p>", "text/html").status,
+            200);
 }
 
 // Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".
