@@ -1,5 +1,9 @@
 #include "http/session.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/error.hpp>
@@ -171,7 +175,16 @@ std::optional<tcp::endpoint> ParseListenAddress(std::string_view text, HostNames
 
 Status Listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, std::string_view shown) {
   boost::system::error_code ec;
-  acceptor.open(endpoint.protocol(), ec);
+  // Opened close-on-exec (Asio's open() is not), so the browsers pagereel starts do not
+  // inherit the listener: one that did kept the port taking connections nobody would
+  // accept after pagereel closed it, and they were reset when the browsers went.
+  const int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) {
+    ec.assign(errno, boost::system::system_category());
+  } else {
+    acceptor.assign(endpoint.protocol(), fd, ec);
+    if (ec) ::close(fd);
+  }
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);

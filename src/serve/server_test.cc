@@ -1,14 +1,23 @@
 // Runs the real service over loopback HTTP with the real chrome-headless-shell.
 #include "serve/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <future>
 #include <mutex>
 #include <string>
@@ -88,6 +97,7 @@ class ServeTest : public ::testing::Test {
     options.pool.rss_limit_bytes = rss_limit_bytes_;
     options.resolve = resolve_;
     options.limits = limits_;
+    options.max_connections = max_connections_;
     // The test pages are on loopback, which the egress policy refuses unless allowed.
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     Result<std::unique_ptr<Server>> server = Server::Start(options);
@@ -115,6 +125,7 @@ class ServeTest : public ::testing::Test {
   std::string token_;
   std::vector<std::string> resolve_;
   Limits limits_;
+  int max_connections_ = 0;
   int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
@@ -566,6 +577,137 @@ TEST_F(ServeTest, AClientThatLeavesWhileItsPageIsBusyStopsItsCapture) {
   // The one capture slot is free again.
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>next</p>", "text/html").status,
             200);
+}
+
+// The inodes of the sockets process `pid` holds.
+std::set<std::string> SocketsOf(pid_t pid) {
+  std::set<std::string> sockets;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code link_ec;
+    std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
+    if (target.starts_with("socket:")) sockets.insert(target);
+  }
+  return sockets;
+}
+
+// Whether a connection to 127.0.0.1:`port` is refused.
+bool ConnectionRefused(uint16_t port) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  boost::system::error_code ec;
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+  return ec == asio::error::connection_refused;
+}
+
+// Issue 20: browsers inherited pagereel's listener and its clients' sockets (not
+// close-on-exec), so during the SIGTERM grace the port still took connections, which were
+// reset when the browsers went.
+TEST_F(ServeTest, BrowsersHoldNoSocketOfTheServiceAndTheGraceRefusesNewConnections) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1);
+  const std::string target = "/v1/screenshot?wait=4000&url=" + Encode(pages_.Url("/slow"));
+  auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(Status()["running"], 1);
+  // The browser was started with the listener open and a client connected.
+  std::set<std::string> ours = SocketsOf(::getpid());
+  std::vector<pid_t> groups = browser::LiveBrowserGroups();
+  ASSERT_FALSE(groups.empty());
+  for (pid_t group : groups) {
+    for (const std::string& socket : SocketsOf(group)) {
+      EXPECT_FALSE(ours.contains(socket)) << "the browser " << group << " holds " << socket;
+    }
+  }
+  // Recycled browsers are launched while clients are connected: the same holds for them.
+  auto shutdown = std::async(std::launch::async, [&] { server_->Shutdown(); });
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    refused = ConnectionRefused(port_);
+    if (!refused) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(refused) << "new connections were still taken during the grace";
+  EXPECT_EQ(running.get().status, 200);  // The capture in flight finished in its grace.
+  shutdown.get();
+}
+
+// Issue 20: at the descriptor limit the accept loop spun (EMFILE re-armed at once): 1,100
+// idle connections at `ulimit -n 1024` held a core at 94 %.
+TEST_F(ServeTest, OutOfDescriptorsTheServiceWaitsBeforeItAcceptsAgain) {
+  max_connections_ = 100'000;  // Not the cap: the process's descriptor limit.
+  StartServer();
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  int open_now = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open_now;
+  }
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(open_now + 32);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  // Every descriptor left is taken here (by unconnected sockets); then one is let go and
+  // taken by a client, whose connection waits in the listener's queue with no descriptor
+  // left for the service to accept it with.
+  std::vector<int> held;
+  for (int fd; (fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0;) held.push_back(fd);
+  ASSERT_FALSE(held.empty());
+  ::close(held.back());
+  held.pop_back();
+  const auto start = std::chrono::steady_clock::now();
+  int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool queued = false;
+  if (client >= 0) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port_);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    queued = ::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+  }
+  std::this_thread::sleep_for(milliseconds(1000));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  for (int fd : held) ::close(fd);
+  if (client >= 0) ::close(client);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(queued);
+  json status = Status();
+  const int64_t failures = status["connections"]["accept_failures"].get<int64_t>();
+  // One try per pause (100 ms) at most, not one after another on a full core.
+  const int64_t most = std::chrono::duration_cast<milliseconds>(elapsed).count() / 100 + 3;
+  EXPECT_GE(failures, 1);
+  EXPECT_LE(failures, most);
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+// Issue 20: nothing bounded how many connections one client could hold open.
+TEST_F(ServeTest, ConnectionsOverTheMostAreAnswered503AndClosed) {
+  max_connections_ = 2;
+  StartServer();
+  asio::io_context io;
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 2; ++i) {
+    idle.emplace_back(io);
+    idle.back().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+  }
+  // The two idle ones are held; one more is told at once.
+  Reply over;
+  for (int i = 0; i < 100; ++i) {
+    over = Get(port_, "/healthz");
+    if (over.status == 503) break;
+    std::this_thread::sleep_for(milliseconds(20));  // Until both idle ones are accepted.
+  }
+  EXPECT_EQ(over.status, 503) << over.body << over.error;
+  EXPECT_EQ(over.retry_after, "1");
+  EXPECT_NE(over.body.find("connections"), std::string::npos) << over.body;
+  idle.clear();
+  Reply after;
+  for (int i = 0; i < 100; ++i) {
+    after = Get(port_, "/healthz");
+    if (after.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(20));  // Until the service saw them close.
+  }
+  EXPECT_EQ(after.status, 200);
 }
 
 // Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".

@@ -1,5 +1,7 @@
 #include "serve/egress/proxy.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -21,6 +23,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "base/thread.h"
+#include "http/session.h"
 #include "http/url.h"
 
 namespace pagereel::serve::egress {
@@ -469,6 +472,7 @@ void ProxyImpl::Accept(std::shared_ptr<ProxyListener> listener) {
       return;
     }
     ++connections;
+    ::fcntl(socket.native_handle(), F_SETFD, FD_CLOEXEC);
     if (active.load() >= options.max_connections) {
       ++failed;
       // The socket is new, so this short answer fits its send buffer at once.
@@ -491,10 +495,13 @@ Result<std::shared_ptr<ProxyListener>> ProxyImpl::Listen(RefusalHandler handler)
   boost::system::error_code ec;
   tcp::endpoint where(ip::address_v4::loopback(), 0);
   tcp::acceptor& a = listener->acceptor;
-  a.open(where.protocol(), ec);
-  if (!ec) a.bind(where, ec);
-  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
-  if (!ec) listener->port = a.local_endpoint(ec).port();
+  // Close-on-exec (pagereel::http::Listen), as are the connections accepted on it: a browser launched
+  // meanwhile must not inherit the proxy's sockets.
+  Status listening = pagereel::http::Listen(a, where, "127.0.0.1");
+  if (!listening.ok()) {
+    return IoError("opening an egress proxy port: " + std::string(listening.message()));
+  }
+  listener->port = a.local_endpoint(ec).port();
   if (ec) return IoError("opening an egress proxy port on 127.0.0.1: " + ec.message());
   // Accepting starts on the I/O thread, which owns the acceptor from then on.
   asio::post(io, [this, listener] { Accept(listener); });
