@@ -44,6 +44,28 @@ int HttpStatusFor(const Status& status) {
   }
 }
 
+// What a client is told of a capture that failed with `message`: what went wrong with its
+// page, not the service's insides, which go to the log instead. A 500 is the service's own
+// failure and says only that; the browser's last words (its stderr) and the service's
+// folders are left out of every answer.
+std::string ForClient(int http_status, std::string message, const std::filesystem::path& work_dir) {
+  if (http_status == 500) {
+    return "the service failed on this capture; its log says why (look for this capture's line)";
+  }
+  if (size_t at = message.find("; its last words:"); at != std::string::npos) message.resize(at);
+  if (message.starts_with("no browser could be started")) {
+    return "no browser could be started; the service's log says why";
+  }
+  const std::string folder = work_dir.string();
+  if (folder.size() > 1) {
+    for (size_t at = message.find(folder); at != std::string::npos;
+         at = message.find(folder, at)) {
+      message.replace(at, folder.size(), "(the service's work folder)");
+    }
+  }
+  return message;
+}
+
 // Number of pages of a PDF that Chromium wrote (each page object says "/Type /Page").
 int CountPdfPages(const std::string& pdf) {
   int pages = 0;
@@ -105,7 +127,9 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   log["queue_ms"] = Ms(waited);
   auto fail = [&](const Status& status) {
     log["error"] = status.message();
-    answer(ErrorAnswer(HttpStatusFor(status), status.message()));
+    const int http_status = HttpStatusFor(status);
+    answer(ErrorAnswer(http_status,
+                       ForClient(http_status, std::string(status.message()), services_.work_dir)));
   };
   if (cancelled) return fail(CancelledError("the client left before the capture started"));
   capture::SnapshotOptions& page = request_.page;
@@ -210,6 +234,11 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   }
   snapshot->reset();  // Close the context before answering: it is part of the capture.
   succeed(std::move(bytes).value());
+}
+
+Answer CaptureJob::Threw(std::string_view what) {
+  (*log_)["error"] = "the capture failed: " + std::string(what);
+  return ErrorAnswer(500, ForClient(500, std::string(what), services_.work_dir));
 }
 
 Answer CaptureJob::Refused(const Status& status) { return Overloaded(status, "queue_full"); }

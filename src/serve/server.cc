@@ -296,10 +296,7 @@ class Connection : public http::Session {
         });
       } catch (const std::exception& e) {
         // A capture worker must outlive any one capture: what a library threw fails only it.
-        if (!answered) {
-          self->AnswerFinished(capture,
-                               ErrorAnswer(500, std::string("the capture failed: ") + e.what()));
-        }
+        if (!answered) self->AnswerFinished(capture, capture->Threw(e.what()));
       }
     };
     job->reject = [self, capture](const Status& status) {

@@ -28,6 +28,7 @@
 
 #include "browser/browser.h"
 #include "capture/image.h"
+#include "testing/scratch_dir.h"
 #include "testing/http_client.h"
 #include "testing/http_server.h"
 
@@ -98,6 +99,7 @@ class ServeTest : public ::testing::Test {
     options.resolve = resolve_;
     options.limits = limits_;
     options.max_connections = max_connections_;
+    options.work_dir = work_dir_;
     // The test pages are on loopback, which the egress policy refuses unless allowed.
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     Result<std::unique_ptr<Server>> server = Server::Start(options);
@@ -126,6 +128,7 @@ class ServeTest : public ::testing::Test {
   std::vector<std::string> resolve_;
   Limits limits_;
   int max_connections_ = 0;
+  std::string work_dir_;
   int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
@@ -708,6 +711,20 @@ TEST_F(ServeTest, ConnectionsOverTheMostAreAnswered503AndClosed) {
     std::this_thread::sleep_for(milliseconds(20));  // Until the service saw them close.
   }
   EXPECT_EQ(after.status, 200);
+}
+
+// Issue 20: internal paths and the browser's stderr reached clients (a 500 named the work
+// folder); they go to the log.
+TEST_F(ServeTest, AnswersLeaveTheServicesFoldersToItsLog) {
+  testing::ScratchDir work("serve-work");
+  work_dir_ = work.path().string();
+  StartServer();
+  Reply clip = Fetch(port_, http::verb::post, "/v1/gif?fps=1/1000000&width=64&height=64",
+                     "<p>x</p>", "text/html");
+  EXPECT_EQ(clip.body.find(work_dir_), std::string::npos) << clip.status << " " << clip.body;
+  if (clip.status >= 500) {
+    EXPECT_NE(Logs().back().dump().find("error"), std::string::npos) << Logs().back().dump();
+  }
 }
 
 // Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".
