@@ -713,18 +713,30 @@ TEST_F(ServeTest, ConnectionsOverTheMostAreAnswered503AndClosed) {
   EXPECT_EQ(after.status, 200);
 }
 
-// Issue 20: internal paths and the browser's stderr reached clients (a 500 named the work
-// folder); they go to the log.
+// Issue 20: internal paths and the browser's stderr reached clients (a 500 or 503 named the
+// work folder, a 502 quoted the browser); they go to the log.
 TEST_F(ServeTest, AnswersLeaveTheServicesFoldersToItsLog) {
   testing::ScratchDir work("serve-work");
-  work_dir_ = work.path().string();
+  work_dir_ = (work.path() / "gone").string();
   StartServer();
-  Reply clip = Fetch(port_, http::verb::post, "/v1/gif?fps=1/1000000&width=64&height=64",
-                     "<p>x</p>", "text/html");
-  EXPECT_EQ(clip.body.find(work_dir_), std::string::npos) << clip.status << " " << clip.body;
-  if (clip.status >= 500) {
-    EXPECT_NE(Logs().back().dump().find("error"), std::string::npos) << Logs().back().dump();
-  }
+  // The work folder goes away under the service (a disk unmounted, a cleaner run): making a
+  // GIF fails, naming the file it could not write.
+  std::filesystem::remove_all(work_dir_);
+  Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64&frames=2", "<p>x</p>",
+                    "text/html");
+  EXPECT_NE(gif.status, 200) << gif.body;
+  EXPECT_EQ(gif.body.find(work_dir_), std::string::npos) << gif.body;
+  EXPECT_NE(Logs().back().dump().find(work_dir_), std::string::npos) << Logs().back().dump();
+  // A crashed browser's own words stay in the log too.
+  pages_.Serve("/slow", "<p>slow</p>");
+  auto victim = std::async(std::launch::async, [&] {
+    return Get(port_, "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow")));
+  });
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  for (pid_t group : browser::LiveBrowserGroups()) ::kill(group, SIGKILL);
+  Reply crashed = victim.get();
+  EXPECT_EQ(crashed.status, 502) << crashed.body;
+  EXPECT_EQ(crashed.body.find("last words"), std::string::npos) << crashed.body;
 }
 
 // Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".
