@@ -1,10 +1,14 @@
 #include "serve/capture_job.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/mutex.h"
 #include "capture/page.h"
 #include "capture/snapshot.h"
+#include "http/url.h"
 #include "serve/browser_pool.h"
 #include "serve/clip.h"
 #include "serve/egress/policy.h"
@@ -64,6 +68,16 @@ std::string ForClient(int http_status, std::string message, const std::filesyste
     }
   }
   return message;
+}
+
+// Whether `url`'s host is a name rather than an IP address (whose class the answer may name:
+// it tells the client nothing the client did not write).
+bool HostIsAName(const std::string& url) {
+  Result<http::UrlParts> parts = http::ParseUrl(url);
+  if (!parts.ok()) return false;
+  in6_addr scratch{};
+  return ::inet_pton(AF_INET, parts->host.c_str(), &scratch) != 1 &&
+         ::inet_pton(AF_INET6, parts->host.c_str(), &scratch) != 1;
 }
 
 // Number of pages of a PDF that Chromium wrote (each page object says "/Type /Page").
@@ -136,6 +150,14 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   if (!page.url.empty()) {
     // Resolving may block: it is done here, on the capture's worker.
     Status allowed = egress::CheckUrl(*services_.policy, page.url);
+    if (!allowed.ok() && HostIsAName(page.url)) {
+      // One answer for a name the policy refuses and for one that does not resolve: a
+      // client that could tell them apart would learn which internal names exist.
+      log["error"] = allowed.message();
+      return answer(ErrorAnswer(
+          403, "url: its host does not resolve, or resolves to an address the service's egress "
+               "policy refuses (the service's log says which; its --allow opens what it needs)"));
+    }
     if (allowed.code() == StatusCode::kInvalidArgument) {
       log["error"] = allowed.message();
       return answer(ErrorAnswer(

@@ -251,6 +251,22 @@ TEST_F(ServeTest, NamesThatResolveToLoopbackAreRefused) {
   EXPECT_TRUE(Logs().back().contains("egress_refused")) << Logs().back().dump();
 }
 
+// Issue 20: a name the policy refused (403 naming the address class) and a name that did
+// not resolve (422) were answered apart, which told a client which internal names exist.
+TEST_F(ServeTest, ARefusedNameAndAnUnknownNameGetTheSameAnswer) {
+  StartServer();
+  Reply refused = Get(port_, "/v1/screenshot?url=" + Encode("http://localhost:9/"));
+  Reply unknown = Get(port_, "/v1/screenshot?url=" + Encode("http://no-such-host.invalid:9/"));
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(unknown.status, refused.status) << unknown.body;
+  EXPECT_EQ(unknown.body, refused.body);
+  // The log says which.
+  std::vector<json> logs = Logs();
+  ASSERT_GE(logs.size(), 2u);
+  EXPECT_NE(logs[logs.size() - 2].dump().find("loopback"), std::string::npos) << logs[logs.size() - 2].dump();
+  EXPECT_NE(logs.back().dump().find("could not resolve"), std::string::npos) << logs.back().dump();
+}
+
 TEST_F(ServeTest, TokenGuardsEverythingButHealth) {
   token_ = "s3cret";
   StartServer();

@@ -83,6 +83,12 @@ namespace {
 // The longest request line a refusal repeats.
 constexpr size_t kMaxReported = 512;
 
+// What a page reads when the proxy did not connect it: the same whether the egress policy
+// refused the address or the name did not resolve.
+constexpr const char* kNotReached =
+    "pagereel: the capture service's egress policy refused this request, or its host does "
+    "not resolve";
+
 std::string Reason(http::status status) { return std::string(http::obsolete_reason(status)); }
 
 // One client connection: its request head, the check, the upstream connection and the
@@ -220,7 +226,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResolved(Result<std::vector<ip::address>> found) {
     if (phase_ == Phase::kDone) return;
     if (!found.ok()) {
-      FailQuietly(http::status::bad_gateway);
+      // Answered as a refusal is: a page that could tell "refused" from "does not resolve"
+      // (in a frame, so in a screenshot) would learn which internal names exist.
+      ++proxy_.failed;
+      Respond(http::status::forbidden, kNotReached);
       return;
     }
     std::vector<tcp::endpoint> endpoints;
@@ -388,9 +397,10 @@ class Session : public std::enable_shared_from_this<Session> {
     ++listener_->refused;
     if (listener_->on_refusal) listener_->on_refusal(refusal);
     if (proxy_.on_refusal) proxy_.on_refusal(refusal);
-    // The page may see this body (in a frame, so in a screenshot): it names no address, so
-    // the proxy cannot be used to learn what internal names resolve to.
-    Respond(http::status::forbidden, "pagereel: the capture service's egress policy refused this request");
+    // The page may see this body (in a frame, so in a screenshot): it names no address, and
+    // a name that does not resolve gets the same, so the proxy cannot be used to learn what
+    // internal names exist or resolve to.
+    Respond(http::status::forbidden, kNotReached);
   }
 
   void Fail(http::status status, std::string text) {
