@@ -43,6 +43,10 @@ RequestReader::Step RequestReader::Next() {
     if (parser_->is_done()) return Step::kRequest;
     beast::error_code ec = bhttp::error::need_more;
     size_t used = 0;
+    if (!parser_->is_header_done() && HasFoldedLine()) {
+      return Refuse(400, "the request's headers continue a field on a line of its own "
+                         "(obs-fold, RFC 9112 section 5.2): send each field on one line");
+    }
     if (buffer_.size() > 0) {
       try {
         used = parser_->put(buffer_.data(), ec);
@@ -75,6 +79,16 @@ RequestReader::Step RequestReader::Next() {
     stalls = used == 0 ? stalls + 1 : 0;
     if (stalls > 4) return Refuse(400, "the request could not be read");
   }
+}
+
+bool RequestReader::HasFoldedLine() const {
+  // Beast reads a field continued on the next line (obs-fold) as one value, joined; RFC 9112
+  // lets a server refuse it, and two readers of the same bytes (a proxy in front, say) may
+  // join it differently. The whole header is in the buffer before Beast reads any of it.
+  const std::string_view held(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  const std::string_view head = held.substr(0, held.find("\r\n\r\n"));
+  return head.find("\r\n ") != std::string_view::npos ||
+         head.find("\r\n\t") != std::string_view::npos;
 }
 
 std::optional<std::string> RequestReader::FramingRefusal() const {

@@ -255,6 +255,46 @@ TEST(SessionTest, AnHttp11RequestWithoutOneHostIsAnswered400) {
   EXPECT_NE(reply.find(" 200 OK\r\n"), std::string::npos) << reply;
 }
 
+// Issue 20: a field continued on a second line (obs-fold) was accepted, joined as Beast
+// joins it (RFC 9112, section 5.2, lets a server refuse it with 400).
+TEST(SessionTest, AFieldFoldedOntoASecondLineIsAnswered400) {
+  Server server(SessionOptions{});
+  for (const char* fold : {" ", "\t"}) {
+    std::string reply = Exchange(server.port(), std::string("GET /a HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n") +
+                                                    fold + "2\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(reply.find("HTTP/1.1 400 "), 0u) << reply;
+    EXPECT_NE(reply.find("refused: the request's headers continue a field on a line of its own"),
+              std::string::npos)
+        << reply;
+  }
+}
+
+// Issue 20: "Expect: 100-continue" was never answered, so a client waited (curl: 1 s) before
+// it sent its body anyway.
+TEST(SessionTest, AClientThatExpectsContinueIsToldToSendItsBody) {
+  Server server(SessionOptions{});
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+  asio::write(socket, asio::buffer(std::string("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                               "Expect: 100-continue\r\nConnection: close\r\n\r\n")));
+  // Nothing of the body is sent until the server says so.
+  std::string interim(25, '\0');
+  asio::read(socket, asio::buffer(interim));
+  EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+  asio::write(socket, asio::buffer(std::string("hello")));
+  std::string reply;
+  boost::system::error_code ec;
+  asio::read(socket, asio::dynamic_buffer(reply), ec);
+  EXPECT_EQ(reply.find("HTTP/1.1 200 OK"), 0u) << reply;
+  EXPECT_NE(reply.find("POST /c hello"), std::string::npos) << reply;
+  // A request refused from its header gets its refusal, not a 100.
+  reply = Exchange(server.port(),
+                   "POST /private HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+                   AfterSending::kShutDown);
+  EXPECT_EQ(reply.find("HTTP/1.1 401 "), 0u) << reply;
+}
+
 TEST(SessionTest, ARequestRefusedFromItsHeaderIsAnsweredWithoutWaitingForItsBody) {
   Server server(SessionOptions{});
   // The body announced never comes; the answer must not wait for it.
