@@ -783,6 +783,27 @@ TEST_F(ServeTest, APageThatDeclaresAnEndlessDurationIsRefusedNamingIt) {
       << gif.body;
 }
 
+// Issue 20: a 5,000-page PDF was refused only after 52.9 s of printing every page.
+TEST_F(ServeTest, APdfOverThePageLimitIsRefusedWithoutPrintingItWhole) {
+  limits_.max_pdf_pages = 3;
+  StartServer();
+  std::string doc = "<style>p { break-after: page; }</style>";
+  for (int i = 0; i < 40; ++i) doc += "<p>" + std::to_string(i) + "</p>";
+  Reply pdf = Fetch(port_, http::verb::post, "/v1/pdf", doc, "text/html");
+  EXPECT_EQ(pdf.status, 400) << pdf.body;
+  EXPECT_NE(pdf.body.find("pageRanges: the document has more than 3 pages"), std::string::npos)
+      << pdf.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 4);  // One page past the limit, not 40.
+  // A document within the limit is printed whole, and pageRanges still chooses.
+  Reply three = Fetch(port_, http::verb::post, "/v1/pdf",
+                      "<style>p { break-after: page; }</style><p>1</p><p>2</p><p>3</p>", "text/html");
+  EXPECT_EQ(three.status, 200) << three.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 3);
+  Reply chosen = Fetch(port_, http::verb::post, "/v1/pdf?pageRanges=2-3", doc, "text/html");
+  EXPECT_EQ(chosen.status, 200) << chosen.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 2);
+}
+
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
   pages_.Serve("/slow", "<p>slow</p>");
   StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
