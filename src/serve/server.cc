@@ -426,6 +426,11 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   Result<std::unique_ptr<egress::Proxy>> proxy = egress::Proxy::Start(*policy, nullptr);
   if (!proxy.ok()) return proxy.status().WithContext("starting the egress proxy");
   for (std::string& arg : (*proxy)->BrowserArgs()) options.pool.launch.extra_args.push_back(arg);
+  // The pool's watch thread logs the renderers it kills; the log exists once Impl does.
+  auto log_renderer_killed = std::make_shared<std::function<void(const std::string&)>>();
+  options.pool.on_renderer_killed = [log_renderer_killed](const std::string& message) {
+    if (*log_renderer_killed) (*log_renderer_killed)(message);
+  };
   auto impl = std::make_unique<Impl>(std::move(options), std::move(policy).value());
   impl->proxy = std::move(proxy).value();
   PR_RETURN_IF_ERROR(http::Listen(impl->acceptor, *endpoint, impl->options.listen));
@@ -456,6 +461,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
     return UnavailableError("cannot make the work folder " + impl->work_dir.string() +
                             " for GIFs and clips: " + fs_error.message());
   }
+  *log_renderer_killed = [raw = impl.get()](const std::string& message) {
+    raw->Log({{"level", "warning"}, {"message", message}});
+  };
   PR_RETURN_IF_ERROR(impl->pool.Start());
   Impl& s = *impl;
   s.captures.policy = &s.policy;

@@ -96,6 +96,7 @@ class ServeTest : public ::testing::Test {
     };
     options.token = token_;
     options.pool.rss_limit_bytes = rss_limit_bytes_;
+    options.pool.renderer_limit_bytes = renderer_limit_bytes_;
     options.resolve = resolve_;
     options.limits = limits_;
     options.max_connections = max_connections_;
@@ -130,6 +131,7 @@ class ServeTest : public ::testing::Test {
   int max_connections_ = 0;
   std::string work_dir_;
   int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
+  int64_t renderer_limit_bytes_ = PoolOptions{}.renderer_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
   std::mutex log_mu_;
@@ -828,6 +830,33 @@ TEST_F(ServeTest, APdfOverThePageLimitIsRefusedWithoutPrintingItWhole) {
   Reply chosen = Fetch(port_, http::verb::post, "/v1/pdf?pageRanges=2-3", doc, "text/html");
   EXPECT_EQ(chosen.status, 200) << chosen.body;
   EXPECT_EQ(Logs().back().value("pages", 0), 2);
+}
+
+// Issue 20: nothing bounded a running capture's memory: a page reached 6.1 GB in 12 s
+// (--browser-memory-mb acts only between captures).
+TEST_F(ServeTest, APageThatOutgrowsTheRendererLimitFailsAloneAndTheServiceGoesOn) {
+  renderer_limit_bytes_ = 400LL << 20;
+  StartServer(/*browsers=*/1, /*per_browser=*/2);
+  // 1.2 GB in 60 MB steps, held: three times the limit.
+  const std::string hungry =
+      "<script>const held = []; const grow = () => { if (held.length < 20) { "
+      "held.push(new Uint8Array(60 << 20).fill(1)); setTimeout(grow, 20); } }; grow();"
+      "</script><p>hungry</p>";
+  auto beside = std::async(std::launch::async, [&] {
+    return Fetch(port_, http::verb::post, "/v1/screenshot?wait=3000&width=64&height=64",
+                 "<p>beside</p>", "text/html");
+  });
+  Reply grown = Fetch(port_, http::verb::post, "/v1/screenshot?wait=3000&width=64&height=64",
+                      hungry, "text/html");
+  EXPECT_EQ(grown.status, 502) << grown.body;
+  EXPECT_EQ(beside.get().status, 200);  // The capture beside it, in the same browser.
+  bool logged = false;
+  for (const json& line : Logs()) {
+    logged = logged || line.value("message", "").find("MiB a page may use") != std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>ok</p>", "text/html").status,
+            200);
 }
 
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
