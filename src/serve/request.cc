@@ -21,6 +21,10 @@ namespace {
 
 using Params = std::map<std::string, std::string, std::less<>>;
 
+// The largest document whose data: URL ("data:text/html;charset=utf-8;base64," and 4 bytes
+// for every 3) Chromium loads: its URLs are at most 2 MiB.
+constexpr size_t kMaxHtmlBytes = (2 * 1024 * 1024 - 40) / 4 * 3;
+
 // Text fit to quote back to a client in an error message: short (cut between characters,
 // never inside one), printable. Bytes that are not UTF-8 stay as they are: the answer's
 // JSON writer shows each as U+FFFD.
@@ -361,6 +365,15 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
     request.what = page.url;
   } else {
     request.what = "html (" + std::to_string(html.size()) + " bytes)";
+    // A document goes to the browser as a base64 data: URL, and Chromium loads no URL
+    // longer than 2 MiB (url::kMaxURLChars): a larger one failed with ERR_ABORTED after a
+    // trip to the browser (issue 20).
+    if (html.size() > kMaxHtmlBytes) {
+      return ResourceExhaustedError(
+          "html: the document is " + std::to_string(html.size()) + " bytes; the most the browser "
+          "loads as a posted document is " + std::to_string(kMaxHtmlBytes) +
+          " (serve a larger one over http and give its url)");
+    }
   }
   page.html = std::move(html);
 

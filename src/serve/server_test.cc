@@ -859,6 +859,25 @@ TEST_F(ServeTest, APageThatOutgrowsTheRendererLimitFailsAloneAndTheServiceGoesOn
             200);
 }
 
+// Issue 20: HTML bodies of 1.5-2 MiB failed with ERR_ABORTED: their data: URL passed
+// Chromium's 2 MiB limit on URLs.
+TEST_F(ServeTest, ADocumentTooLongForTheBrowserIsRefusedNamingHtml) {
+  StartServer();
+  auto doc = [](size_t bytes) {
+    std::string html = "<p>x</p><!--";
+    html += std::string(bytes - html.size() - 3, 'y');
+    return html + "-->";
+  };
+  Reply fits = Fetch(port_, http::verb::post, "/v1/screenshot?wait=load&width=64&height=64",
+                     doc(1'572'000), "text/html");
+  EXPECT_EQ(fits.status, 200) << fits.body;
+  Reply too_long = Fetch(port_, http::verb::post, "/v1/screenshot?wait=load&width=64&height=64",
+                         doc(1'600'000), "text/html");
+  EXPECT_EQ(too_long.status, 413) << too_long.body;
+  EXPECT_NE(too_long.body.find("html: the document is 1600000 bytes"), std::string::npos)
+      << too_long.body;
+}
+
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {
   pages_.Serve("/slow", "<p>slow</p>");
   StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
