@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <utility>
 
 extern "C" {
 #include <libavutil/base64.h>
@@ -51,13 +52,11 @@ Result<std::string> DecodeData(cdp::Message reply) {
 }  // namespace
 
 void StopHandle::Stop() {
-  std::function<void()> fail_calls;
-  {
-    MutexLock lock(&mu_);
-    stopped_ = true;
-    fail_calls = fail_calls_;
-  }
-  if (fail_calls) fail_calls();
+  // Called under the lock, so the Snapshot cannot close its page (Attach(nullptr) waits for
+  // the lock) while its calls are being failed. Failing them only wakes their waiters.
+  MutexLock lock(&mu_);
+  stopped_ = true;
+  if (fail_calls_) fail_calls_();
 }
 
 bool StopHandle::stopped() const {
@@ -66,13 +65,9 @@ bool StopHandle::stopped() const {
 }
 
 void StopHandle::Attach(std::function<void()> fail_calls) {
-  bool stop_now = false;
-  {
-    MutexLock lock(&mu_);
-    fail_calls_ = fail_calls;
-    stop_now = stopped_ && fail_calls_;
-  }
-  if (stop_now) fail_calls();
+  MutexLock lock(&mu_);
+  fail_calls_ = std::move(fail_calls);
+  if (stopped_ && fail_calls_) fail_calls_();
 }
 
 namespace {
@@ -202,6 +197,9 @@ Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
 }
 
 Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params) {
+  // A capture stopped between two calls makes no more: StopHandle::Stop() fails only the
+  // calls waiting when it comes.
+  PR_RETURN_IF_ERROR(session_->Check());
   // Every call is held to what is left of the capture's whole timeout.
   return session_->Call(method, params,
                         std::max(milliseconds(1), options_.timeout - Since(start_)));

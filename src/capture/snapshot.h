@@ -52,7 +52,8 @@ class StopHandle {
 
  private:
   friend class Snapshot;
-  // What stops the open page; nullptr once it is closing.
+  // What stops the open page; nullptr once it is closing (it returns once no Stop() is
+  // failing the page's calls).
   void Attach(std::function<void()> fail_calls) EXCLUDES(mu_);
 
   mutable Mutex mu_;
