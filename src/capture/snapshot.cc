@@ -423,7 +423,8 @@ Result<std::string> Snapshot::Screenshot(const ScreenshotOptions& options) {
     double width = box[2].get<double>();
     double height = box[3].get<double>();
     HoldToPixelCap(width, height, options_.scale, options.max_pixels);
-    params["clip"] = {{"x", box[0]}, {"y", box[1]}, {"width", width}, {"height", height}, {"scale", 1}};
+    params["clip"] = {
+        {"x", box[0]}, {"y", box[1]}, {"width", width}, {"height", height}, {"scale", 1}};
     params["captureBeyondViewport"] = true;
   } else if (options.full_page) {
     PR_ASSIGN_OR_RETURN(cdp::Message metrics, Call("Page.getLayoutMetrics"));

@@ -44,8 +44,9 @@ RequestReader::Step RequestReader::Next() {
     beast::error_code ec = bhttp::error::need_more;
     size_t used = 0;
     if (!parser_->is_header_done() && HasFoldedLine()) {
-      return Refuse(400, "the request's headers continue a field on a line of its own "
-                         "(obs-fold, RFC 9112 section 5.2): send each field on one line");
+      return Refuse(400,
+                    "the request's headers continue a field on a line of its own "
+                    "(obs-fold, RFC 9112 section 5.2): send each field on one line");
     }
     if (buffer_.size() > 0) {
       try {
@@ -103,9 +104,8 @@ std::optional<std::string> RequestReader::FramingRefusal() const {
   // RFC 9112, section 3.2: an HTTP/1.1 request without a Host header, or with more than
   // one, is answered 400.
   if (header.version() == 11 && header.count(bhttp::field::host) != 1) {
-    return header.count(bhttp::field::host) == 0
-               ? "an HTTP/1.1 request needs a Host header"
-               : "the request has more than one Host header";
+    return header.count(bhttp::field::host) == 0 ? "an HTTP/1.1 request needs a Host header"
+                                                 : "the request has more than one Host header";
   }
   return std::nullopt;
 }

@@ -32,8 +32,7 @@ constexpr size_t kMaxLingerBytes = 64 << 20;
 
 // Whether a request asks for "100 Continue" before it sends its body (RFC 9110, 10.1.1).
 bool WantsContinue(const Request& header) {
-  return header.version() >= 11 &&
-         beast::iequals(header[bhttp::field::expect], "100-continue");
+  return header.version() >= 11 && beast::iequals(header[bhttp::field::expect], "100-continue");
 }
 
 }  // namespace

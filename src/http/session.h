@@ -135,8 +135,9 @@ enum class HostNames {
 std::optional<boost::asio::ip::tcp::endpoint> ParseListenAddress(std::string_view text,
                                                                  HostNames names);
 
-// Opens `acceptor` on `endpoint` (close-on-exec, reusing the address), binds and listens. kUnavailable
-// "cannot listen on SHOWN: why" when it cannot; `shown` is the address as the user wrote it.
+// Opens `acceptor` on `endpoint` (close-on-exec, reusing the address), binds and listens.
+// kUnavailable "cannot listen on SHOWN: why" when it cannot; `shown` is the address as the user
+// wrote it.
 Status Listen(boost::asio::ip::tcp::acceptor& acceptor,
               const boost::asio::ip::tcp::endpoint& endpoint, std::string_view shown);
 

@@ -105,11 +105,11 @@ void BrowserPool::WatchRenderers() {
       // Its page's capture sees its renderer crash (Inspector.targetCrashed) and fails.
       ::kill(renderer.pid, SIGKILL);
       if (options_.on_renderer_killed) {
-        options_.on_renderer_killed(
-            "a page's renderer (pid " + std::to_string(renderer.pid) + ") held " +
-            std::to_string(renderer.rss_bytes >> 20) + " MiB, more than the " +
-            std::to_string(options_.renderer_limit_bytes >> 20) +
-            " MiB a page may use: it was killed, failing its capture");
+        options_.on_renderer_killed("a page's renderer (pid " + std::to_string(renderer.pid) +
+                                    ") held " + std::to_string(renderer.rss_bytes >> 20) +
+                                    " MiB, more than the " +
+                                    std::to_string(options_.renderer_limit_bytes >> 20) +
+                                    " MiB a page may use: it was killed, failing its capture");
       }
     }
     if (!over.empty()) {

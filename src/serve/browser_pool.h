@@ -98,7 +98,7 @@ class BrowserPool {
   std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
   PoolStats stats_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  CondVar watch_cv_;  // Wakes the watch thread to stop.
+  CondVar watch_cv_;   // Wakes the watch thread to stop.
   std::thread watch_;  // Started by Start(), joined by the destructor.
 };
 

@@ -62,8 +62,7 @@ std::string ForClient(int http_status, std::string message, const std::filesyste
   }
   const std::string folder = work_dir.string();
   if (folder.size() > 1) {
-    for (size_t at = message.find(folder); at != std::string::npos;
-         at = message.find(folder, at)) {
+    for (size_t at = message.find(folder); at != std::string::npos; at = message.find(folder, at)) {
       message.replace(at, folder.size(), "(the service's work folder)");
     }
   }
@@ -114,8 +113,11 @@ class Refusals {
 }  // namespace
 
 CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
-    : services_(services), route_(route), started_(started),
-      stop_(std::make_shared<capture::StopHandle>()), log_(std::make_unique<json>()) {}
+    : services_(services),
+      route_(route),
+      started_(started),
+      stop_(std::make_shared<capture::StopHandle>()),
+      log_(std::make_unique<json>()) {}
 
 void CaptureJob::Stop() { stop_->Stop(); }
 
@@ -155,8 +157,9 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
       // client that could tell them apart would learn which internal names exist.
       log["error"] = allowed.message();
       return answer(ErrorAnswer(
-          403, "url: its host does not resolve, or resolves to an address the service's egress "
-               "policy refuses (the service's log says which; its --allow opens what it needs)"));
+          403,
+          "url: its host does not resolve, or resolves to an address the service's egress "
+          "policy refuses (the service's log says which; its --allow opens what it needs)"));
     }
     if (allowed.code() == StatusCode::kInvalidArgument) {
       log["error"] = allowed.message();

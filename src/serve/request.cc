@@ -178,7 +178,8 @@ class Reader {
       // A whole number may be written as a number with a fraction of zero, as JSON writers
       // often do ({"width": 640.0}, 6.4e2).
       double number = 0;
-      auto [number_end, number_ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+      auto [number_end, number_ec] =
+          std::from_chars(text.data(), text.data() + text.size(), number);
       if (number_ec == std::errc() && number_end == text.data() + text.size() &&
           std::isfinite(number) && number == std::trunc(number) && number >= min && number <= max) {
         value = static_cast<int>(number);
@@ -369,10 +370,11 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
     // longer than 2 MiB (url::kMaxURLChars): a larger one failed with ERR_ABORTED after a
     // trip to the browser (issue 20).
     if (html.size() > kMaxHtmlBytes) {
-      return ResourceExhaustedError(
-          "html: the document is " + std::to_string(html.size()) + " bytes; the most the browser "
-          "loads as a posted document is " + std::to_string(kMaxHtmlBytes) +
-          " (serve a larger one over http and give its url)");
+      return ResourceExhaustedError("html: the document is " + std::to_string(html.size()) +
+                                    " bytes; the most the browser "
+                                    "loads as a posted document is " +
+                                    std::to_string(kMaxHtmlBytes) +
+                                    " (serve a larger one over http and give its url)");
     }
   }
   page.html = std::move(html);

@@ -84,7 +84,8 @@ const std::string& TooManyConnectionsAnswer() {
         "it takes; try again shortly\"}\n";
     return "HTTP/1.1 503 Service Unavailable\r\nServer: pagereel\r\n"
            "Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
-           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+           "Content-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
   }();
   return answer;
 }
@@ -373,7 +374,8 @@ void Server::Impl::AcceptOne() {
   // accept4 rather than Asio's accept, so the socket is close-on-exec from its first
   // instant: a browser launched meanwhile from another thread must not inherit it (it
   // would hold the connection open after pagereel closed it).
-  const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  const int fd =
+      ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
     if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
@@ -440,7 +442,8 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
     // should a connection be gone by the time it is taken.
     beast::error_code ec;
     impl->acceptor.native_non_blocking(true, ec);
-    if (ec) return UnavailableError("cannot listen on " + impl->options.listen + ": " + ec.message());
+    if (ec)
+      return UnavailableError("cannot listen on " + impl->options.listen + ": " + ec.message());
   }
   std::error_code fs_error;
   if (impl->options.work_dir.empty()) {

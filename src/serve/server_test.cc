@@ -265,7 +265,8 @@ TEST_F(ServeTest, ARefusedNameAndAnUnknownNameGetTheSameAnswer) {
   // The log says which.
   std::vector<json> logs = Logs();
   ASSERT_GE(logs.size(), 2u);
-  EXPECT_NE(logs[logs.size() - 2].dump().find("loopback"), std::string::npos) << logs[logs.size() - 2].dump();
+  EXPECT_NE(logs[logs.size() - 2].dump().find("loopback"), std::string::npos)
+      << logs[logs.size() - 2].dump();
   EXPECT_NE(logs.back().dump().find("could not resolve"), std::string::npos) << logs.back().dump();
 }
 
@@ -472,9 +473,11 @@ TEST_F(ServeTest, RetryAfterFollowsTheRateTheLineDrainsAtAfterAnIdleSpell) {
   }
   const std::string target = "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow"));
   auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
-  for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
   auto waiting = std::async(std::launch::async, [&] { return Get(port_, target); });
-  for (int i = 0; i < 200 && Status()["waiting"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  for (int i = 0; i < 200 && Status()["waiting"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
   Reply refused = Get(port_, target);
   ASSERT_EQ(refused.status, 503) << refused.body;
   // Three captures drained in the seconds they took (about 1/s or more here): the two ahead
@@ -574,7 +577,8 @@ TEST_F(ServeTest, AFullPageOrAnElementIsCutToThePixelCap) {
     EXPECT_LE(int64_t{width} * height, limits_.max_pixels) << ask << ": " << width << "x" << height;
     // Cut at the bottom only, and no shorter than the cap needs.
     EXPECT_EQ(width, ask == "fullPage=true" ? 800 : 600) << ask;
-    EXPECT_GE(int64_t{width} * (height + 2), limits_.max_pixels) << ask << ": " << width << "x" << height;
+    EXPECT_GE(int64_t{width} * (height + 2), limits_.max_pixels)
+        << ask << ": " << width << "x" << height;
   }
 }
 
@@ -590,8 +594,8 @@ TEST_F(ServeTest, DialogsAreDismissedAsAUserWouldAndThePageIsCaptured) {
                        std::string("/v1/screenshot?width=64&height=64&timeout=20000&wait=") + wait,
                        page, "text/html");
     ASSERT_EQ(shot.status, 200) << wait << ": " << shot.body;
-    Result<encode::Image> image = encode::DecodePng(
-        reinterpret_cast<const uint8_t*>(shot.body.data()), shot.body.size());
+    Result<encode::Image> image =
+        encode::DecodePng(reinterpret_cast<const uint8_t*>(shot.body.data()), shot.body.size());
     ASSERT_TRUE(image.ok());
     EXPECT_EQ(image->pixel(32, 32)[1], 255) << wait;
     EXPECT_EQ(image->pixel(32, 32)[0], 0) << wait;
@@ -601,11 +605,11 @@ TEST_F(ServeTest, DialogsAreDismissedAsAUserWouldAndThePageIsCaptured) {
 // Issue 20: a client that left while its page's script was busy was not stopped: the page
 // answered no DevTools call, and the capture ran its whole timeout on a full core.
 TEST_F(ServeTest, AClientThatLeavesWhileItsPageIsBusyStopsItsCapture) {
-  pages_.Serve("/busy", "<p>busy</p><script>onload = () => setTimeout(() => { for (;;) {} }, 50);"
-                        "</script>");
+  pages_.Serve("/busy",
+               "<p>busy</p><script>onload = () => setTimeout(() => { for (;;) {} }, 50);"
+               "</script>");
   StartServer(/*browsers=*/1, /*per_browser=*/1);
-  const std::string target =
-      "/v1/screenshot?timeout=120000&url=" + Encode(pages_.Url("/busy"));
+  const std::string target = "/v1/screenshot?timeout=120000&url=" + Encode(pages_.Url("/busy"));
   {
     asio::io_context io;
     tcp::socket socket(io);
@@ -613,17 +617,20 @@ TEST_F(ServeTest, AClientThatLeavesWhileItsPageIsBusyStopsItsCapture) {
     asio::write(socket, asio::buffer("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
     // Until the page is busy: its load has been logged by nobody yet, so wait for the
     // capture to be running and give the script its moment.
-    for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+    for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+      std::this_thread::sleep_for(milliseconds(20));
     std::this_thread::sleep_for(milliseconds(1500));
     socket.close();
   }
   // Logged as 499 long before its 120 s timeout (this waits 60 s at most).
-  for (int i = 0; i < 600 && LoggedWithStatus(499) < 1; ++i) std::this_thread::sleep_for(milliseconds(100));
+  for (int i = 0; i < 600 && LoggedWithStatus(499) < 1; ++i)
+    std::this_thread::sleep_for(milliseconds(100));
   ASSERT_EQ(LoggedWithStatus(499), 1);
   EXPECT_EQ(Status()["contexts_open"], 0);
   // The one capture slot is free again.
-  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>next</p>", "text/html").status,
-            200);
+  EXPECT_EQ(
+      Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>next</p>", "text/html").status,
+      200);
 }
 
 // The inodes of the sockets process `pid` holds.
@@ -656,7 +663,8 @@ TEST_F(ServeTest, BrowsersHoldNoSocketOfTheServiceAndTheGraceRefusesNewConnectio
   StartServer(/*browsers=*/1, /*per_browser=*/1);
   const std::string target = "/v1/screenshot?wait=4000&url=" + Encode(pages_.Url("/slow"));
   auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
-  for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
   ASSERT_EQ(Status()["running"], 1);
   // The browser was started with the listener open and a client connected.
   std::set<std::string> ours = SocketsOf(::getpid());
@@ -776,7 +784,8 @@ TEST_F(ServeTest, AnswersLeaveTheServicesFoldersToItsLog) {
   auto victim = std::async(std::launch::async, [&] {
     return Get(port_, "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow")));
   });
-  for (int i = 0; i < 200 && Status()["running"] != 1; ++i) std::this_thread::sleep_for(milliseconds(20));
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
   for (pid_t group : browser::LiveBrowserGroups()) ::kill(group, SIGKILL);
   Reply crashed = victim.get();
   EXPECT_EQ(crashed.status, 502) << crashed.body;
@@ -792,8 +801,9 @@ TEST_F(ServeTest, WholeNumbersWrittenWithAFractionAndAnyCaseOfBearerAreTaken) {
                      "application/json", "bearer s3cret");
   ASSERT_EQ(shot.status, 200) << shot.body;
   EXPECT_EQ(PngSize(shot.body), std::make_pair(640, 360));
-  Reply half = Fetch(port_, http::verb::post, "/v1/screenshot",
-                     R"({"html": "<p>x</p>", "width": 640.5})", "application/json", "BEARER s3cret");
+  Reply half =
+      Fetch(port_, http::verb::post, "/v1/screenshot", R"({"html": "<p>x</p>", "width": 640.5})",
+            "application/json", "BEARER s3cret");
   EXPECT_EQ(half.status, 400) << half.body;
   EXPECT_NE(half.body.find("width: must be a whole number"), std::string::npos) << half.body;
 }
@@ -803,8 +813,7 @@ TEST_F(ServeTest, WholeNumbersWrittenWithAFractionAndAnyCaseOfBearerAreTaken) {
 TEST_F(ServeTest, APageThatDeclaresAnEndlessDurationIsRefusedNamingIt) {
   StartServer();
   Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64",
-                    "<script>window.pagereel = { duration: 1e300 };</script><p>x</p>",
-                    "text/html");
+                    "<script>window.pagereel = { duration: 1e300 };</script><p>x</p>", "text/html");
   EXPECT_EQ(gif.status, 400) << gif.body;
   EXPECT_NE(gif.body.find("duration: the page declares window.pagereel.duration = 1e+300"),
             std::string::npos)
@@ -823,8 +832,9 @@ TEST_F(ServeTest, APdfOverThePageLimitIsRefusedWithoutPrintingItWhole) {
       << pdf.body;
   EXPECT_EQ(Logs().back().value("pages", 0), 4);  // One page past the limit, not 40.
   // A document within the limit is printed whole, and pageRanges still chooses.
-  Reply three = Fetch(port_, http::verb::post, "/v1/pdf",
-                      "<style>p { break-after: page; }</style><p>1</p><p>2</p><p>3</p>", "text/html");
+  Reply three =
+      Fetch(port_, http::verb::post, "/v1/pdf",
+            "<style>p { break-after: page; }</style><p>1</p><p>2</p><p>3</p>", "text/html");
   EXPECT_EQ(three.status, 200) << three.body;
   EXPECT_EQ(Logs().back().value("pages", 0), 3);
   Reply chosen = Fetch(port_, http::verb::post, "/v1/pdf?pageRanges=2-3", doc, "text/html");
@@ -855,8 +865,9 @@ TEST_F(ServeTest, APageThatOutgrowsTheRendererLimitFailsAloneAndTheServiceGoesOn
     logged = logged || line.value("message", "").find("MiB a page may use") != std::string::npos;
   }
   EXPECT_TRUE(logged);
-  EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>ok</p>", "text/html").status,
-            200);
+  EXPECT_EQ(
+      Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>ok</p>", "text/html").status,
+      200);
 }
 
 // Issue 20: HTML bodies of 1.5-2 MiB failed with ERR_ABORTED: their data: URL passed

@@ -505,8 +505,8 @@ Result<std::shared_ptr<ProxyListener>> ProxyImpl::Listen(RefusalHandler handler)
   boost::system::error_code ec;
   tcp::endpoint where(ip::address_v4::loopback(), 0);
   tcp::acceptor& a = listener->acceptor;
-  // Close-on-exec (pagereel::http::Listen), as are the connections accepted on it: a browser launched
-  // meanwhile must not inherit the proxy's sockets.
+  // Close-on-exec (pagereel::http::Listen), as are the connections accepted on it: a browser
+  // launched meanwhile must not inherit the proxy's sockets.
   Status listening = pagereel::http::Listen(a, where, "127.0.0.1");
   if (!listening.ok()) {
     return IoError("opening an egress proxy port: " + std::string(listening.message()));
