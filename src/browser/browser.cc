@@ -272,6 +272,10 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
         ::dup2(w, 4) < 0) {
       ::_exit(127);
     }
+    // Nothing else of pagereel's goes to the browser: a descriptor opened without
+    // close-on-exec on another thread (a client's socket, a listener) would otherwise live
+    // on in the browser and hold its connection or port open.
+    ::close_range(5, ~0U, 0);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   });

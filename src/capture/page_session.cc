@@ -122,6 +122,10 @@ Result<cdp::Message> PageSession::CallIn(std::string_view session_id, std::strin
   return browser_.client().Call(method, params, session_id, timeout);
 }
 
+void PageSession::FailCalls(const Status& status) {
+  browser_.client().FailCalls(session_id_, status);
+}
+
 cdp::EventWaiter PageSession::Expect(std::string method) {
   return browser_.client().Expect(std::move(method), session_id_);
 }

@@ -120,6 +120,11 @@ class PageSession {
   }
   void Unsubscribe(uint64_t id);
 
+  // Fails every call to the page still waiting for its reply with `status`, at once; from
+  // any thread. A page whose script runs on and on answers no call: this is how another
+  // thread stops waiting for it.
+  void FailCalls(const Status& status);
+
   // A one-shot wait for one `method` event of the page, registered before the command
   // that causes it.
   cdp::EventWaiter Expect(std::string method);

@@ -3,9 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <thread>
+#include <utility>
 
 extern "C" {
 #include <libavutil/base64.h>
@@ -32,7 +34,7 @@ constexpr milliseconds kQuiet{200};
 constexpr milliseconds kQuietCap{2'000};
 // How often a wait looks at the clock and at should_stop.
 constexpr milliseconds kPoll{20};
-// The tallest full-page screenshot, in CSS pixels; taller pages are cut there.
+// The tallest (and widest) full-page screenshot, in CSS pixels; larger pages are cut there.
 constexpr int kMaxFullPageHeight = 16'384;
 
 milliseconds Since(Clock::time_point t) {
@@ -45,6 +47,41 @@ Result<std::string> DecodeData(cdp::Message reply) {
                       TakeScreenshot(std::move(reply), {"result", "data"}, 0, encode::ImageFormat::kPng));
   PR_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode::DecodeBase64(encoded.base64(), encoded.length));
   return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+void StopHandle::Stop() {
+  // Called under the lock, so the Snapshot cannot close its page (Attach(nullptr) waits for
+  // the lock) while its calls are being failed. Failing them only wakes their waiters.
+  MutexLock lock(&mu_);
+  stopped_ = true;
+  if (fail_calls_) fail_calls_();
+}
+
+bool StopHandle::stopped() const {
+  MutexLock lock(&mu_);
+  return stopped_;
+}
+
+void StopHandle::Attach(std::function<void()> fail_calls) {
+  MutexLock lock(&mu_);
+  fail_calls_ = std::move(fail_calls);
+  if (stopped_ && fail_calls_) fail_calls_();
+}
+
+namespace {
+
+// Cuts a clip of `width` × `height` CSS pixels, drawn at `scale` device pixels to the CSS
+// pixel, to at most `max_pixels` pixels of image: at the bottom, and at the right should
+// one row of it be more. Chromium rounds each side of the image up.
+void HoldToPixelCap(double& width, double& height, double scale, int64_t max_pixels) {
+  if (max_pixels <= 0) return;
+  const double cap = static_cast<double>(max_pixels);
+  if (std::ceil(width * scale) * std::ceil(height * scale) <= cap) return;
+  width = std::min(width, std::floor(cap / scale));
+  const double rows = std::floor(cap / std::ceil(width * scale));
+  height = std::max(1.0, std::floor(rows / scale));
 }
 
 }  // namespace
@@ -71,6 +108,8 @@ struct Snapshot::Shared {
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   Clock::time_point idle_since GUARDED_BY(mu) = Clock::now();  // When requests emptied.
   std::string signal GUARDED_BY(mu);  // "trigger", "ready", ...
+  // Set before the events are subscribed to; the session outlives its subscriptions.
+  PageSession* session = nullptr;
 
   void OnEvent(const cdp::Event& e) EXCLUDES(mu);
 };
@@ -78,6 +117,16 @@ struct Snapshot::Shared {
 void Snapshot::Shared::OnEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   const std::string& method = e.method;
+  if (method == "Page.javascriptDialogOpening") {
+    // alert(), confirm(), prompt() and beforeunload hold the page's main thread (its load,
+    // its script, every later call) until they are answered, and nobody will: dismiss each
+    // at once, from here, as a user who closes it would (alert returns, confirm is false,
+    // prompt null, the page stays).
+    if (session != nullptr) {
+      session->Send("Page.handleJavaScriptDialog", R"({"accept":false})").IgnoreError();
+    }
+    return;
+  }
   MutexLock lock(&mu);
   if (method == "Network.requestWillBeSent") {
     // Media and event streams stay open for as long as the page lives: waiting for them
@@ -123,7 +172,11 @@ Snapshot::Snapshot(browser::Browser& browser, const SnapshotOptions& options)
     : browser_(browser), options_(options), start_(Clock::now()),
       shared_(std::make_shared<Shared>()) {}
 
-Snapshot::~Snapshot() = default;  // The session closes the target and its context.
+Snapshot::~Snapshot() {
+  // Nothing stops the page once it is closing; the session then closes the target and its
+  // context.
+  if (options_.stop) options_.stop->Attach(nullptr);
+}
 
 int Snapshot::http_status() const {
   MutexLock lock(&shared_->mu);
@@ -144,6 +197,9 @@ Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
 }
 
 Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params) {
+  // A capture stopped between two calls makes no more: StopHandle::Stop() fails only the
+  // calls waiting when it comes.
+  PR_RETURN_IF_ERROR(session_->Check());
   // Every call is held to what is left of the capture's whole timeout.
   return session_->Call(method, params,
                         std::max(milliseconds(1), options_.timeout - Since(start_)));
@@ -159,12 +215,21 @@ Status Snapshot::Prepare() {
   session.timeout = options_.timeout;
   // A capture whose client left fails with kCancelled, whatever the browser answered.
   session.check = [this] {
-    if (options_.should_stop && options_.should_stop()) {
+    if ((options_.should_stop && options_.should_stop()) ||
+        (options_.stop && options_.stop->stopped())) {
       return CancelledError("the capture was stopped");
     }
     return Status::Ok();
   };
   PR_ASSIGN_OR_RETURN(session_, PageSession::Open(browser_, std::move(session)));
+  if (options_.stop) {
+    // A page whose script runs on and on answers no call: stopping fails the calls waiting
+    // for it, rather than letting them wait out the capture's timeout.
+    options_.stop->Attach([session = session_.get()] {
+      session->FailCalls(CancelledError("the capture was stopped"));
+    });
+  }
+  shared_->session = session_.get();
   session_->Subscribe("", shared_, &Shared::OnEvent);
   PR_RETURN_IF_ERROR(Call("Runtime.enable").status());
   PR_RETURN_IF_ERROR(Call("Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()).status());
@@ -355,18 +420,21 @@ Result<std::string> Snapshot::Screenshot(const ScreenshotOptions& options) {
         !(box[3].get<double>() > 0)) {
       return NotFoundError("selector '" + options.selector + "' matches no visible element");
     }
-    params["clip"] = {{"x", box[0]}, {"y", box[1]}, {"width", box[2]}, {"height", box[3]}, {"scale", 1}};
+    double width = box[2].get<double>();
+    double height = box[3].get<double>();
+    HoldToPixelCap(width, height, options_.scale, options.max_pixels);
+    params["clip"] = {
+        {"x", box[0]}, {"y", box[1]}, {"width", width}, {"height", height}, {"scale", 1}};
     params["captureBeyondViewport"] = true;
   } else if (options.full_page) {
     PR_ASSIGN_OR_RETURN(cdp::Message metrics, Call("Page.getLayoutMetrics"));
     Result<double> w = cdp::GetNumber(metrics, {"result", "cssContentSize", "width"});
     Result<double> h = cdp::GetNumber(metrics, {"result", "cssContentSize", "height"});
     if (w.ok() && h.ok()) {
-      params["clip"] = {{"x", 0},
-                        {"y", 0},
-                        {"width", std::max<double>(*w, options_.width)},
-                        {"height", std::min<double>(std::max<double>(*h, options_.height), kMaxFullPageHeight)},
-                        {"scale", 1}};
+      double width = std::min<double>(std::max<double>(*w, options_.width), kMaxFullPageHeight);
+      double height = std::min<double>(std::max<double>(*h, options_.height), kMaxFullPageHeight);
+      HoldToPixelCap(width, height, options_.scale, options.max_pixels);
+      params["clip"] = {{"x", 0}, {"y", 0}, {"width", width}, {"height", height}, {"scale", 1}};
       params["captureBeyondViewport"] = true;
     }
   }

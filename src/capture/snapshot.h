@@ -9,17 +9,21 @@
 // request in flight) for 500 ms and then nothing on it has changed for 200 ms (no
 // animation frame of its own, no DOM change, no finite CSS or Web Animation running, no
 // font loading), but at most 2 s after the network went idle; wait_report() says which.
+// A dialog (alert, confirm, prompt, beforeunload) is dismissed at once, as a user who
+// closes it would: nobody is there to answer it, and it holds the page until answered.
 //
 // Not thread-safe: one thread drives a Snapshot. Many Snapshots may share a browser.
 #ifndef PAGEREEL_CAPTURE_SNAPSHOT_H_
 #define PAGEREEL_CAPTURE_SNAPSHOT_H_
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/status.h"
 #include "browser/browser.h"
 #include "browser/context.h"
@@ -36,6 +40,27 @@ enum class WaitMode {
   kFixed,        // The load event, then `fixed` of wall-clock time.
 };
 
+// Lets another thread stop a Snapshot at once, also while it waits for a page whose script
+// holds its main thread (such a page answers no DevTools call, so polling should_stop
+// between calls would wait out the call's timeout). Thread-safe.
+class StopHandle {
+ public:
+  // Fails the capture's calls to its page now (or at once when it opens its page), so it
+  // ends with kCancelled and closes its page.
+  void Stop() EXCLUDES(mu_);
+  bool stopped() const EXCLUDES(mu_);
+
+ private:
+  friend class Snapshot;
+  // What stops the open page; nullptr once it is closing (it returns once no Stop() is
+  // failing the page's calls).
+  void Attach(std::function<void()> fail_calls) EXCLUDES(mu_);
+
+  mutable Mutex mu_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::function<void()> fail_calls_ GUARDED_BY(mu_);
+};
+
 struct SnapshotOptions {
   std::string url;   // http(s), file or data. Ignored when `html` is set.
   std::string html;  // A document to capture instead of a URL.
@@ -50,6 +75,8 @@ struct SnapshotOptions {
   browser::ContextOptions context;
   // Polled while waiting; returning true stops the capture with kCancelled.
   std::function<bool()> should_stop;
+  // Optional: stops the capture from another thread at once (and with kCancelled).
+  std::shared_ptr<StopHandle> stop;
 };
 
 // How the wait ended, for logs: "trigger", "ready", "quiet", "cap", "load", "networkidle",
@@ -67,6 +94,9 @@ struct ScreenshotOptions {
   int quality = 80;  // JPEG and WebP.
   bool full_page = false;
   std::string selector;  // Clip to the first element matching this CSS selector.
+  // The most pixels of the image (0: no limit). A full page or an element that would make
+  // more is cut at the bottom (and at the right, should one row of it be more).
+  int64_t max_pixels = 0;
 };
 
 struct PdfOptions {

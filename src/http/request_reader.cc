@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -35,12 +36,18 @@ RequestReader::Step RequestReader::Next() {
   for (;;) {
     if (parser_->is_header_done() && !header_told_) {
       header_told_ = true;
+      if (std::optional<std::string> bad = FramingRefusal()) return Refuse(400, std::move(*bad));
       parser_->eager(true);  // Past the header, read as much of the body as has come.
       return Step::kHeader;
     }
     if (parser_->is_done()) return Step::kRequest;
     beast::error_code ec = bhttp::error::need_more;
     size_t used = 0;
+    if (!parser_->is_header_done() && HasFoldedLine()) {
+      return Refuse(400,
+                    "the request's headers continue a field on a line of its own "
+                    "(obs-fold, RFC 9112 section 5.2): send each field on one line");
+    }
     if (buffer_.size() > 0) {
       try {
         used = parser_->put(buffer_.data(), ec);
@@ -73,6 +80,34 @@ RequestReader::Step RequestReader::Next() {
     stalls = used == 0 ? stalls + 1 : 0;
     if (stalls > 4) return Refuse(400, "the request could not be read");
   }
+}
+
+bool RequestReader::HasFoldedLine() const {
+  // Beast reads a field continued on the next line (obs-fold) as one value, joined; RFC 9112
+  // lets a server refuse it, and two readers of the same bytes (a proxy in front, say) may
+  // join it differently. The whole header is in the buffer before Beast reads any of it.
+  const std::string_view held(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  const std::string_view head = held.substr(0, held.find("\r\n\r\n"));
+  return head.find("\r\n ") != std::string_view::npos ||
+         head.find("\r\n\t") != std::string_view::npos;
+}
+
+std::optional<std::string> RequestReader::FramingRefusal() const {
+  const Request& header = parser_->get();
+  // RFC 9112, section 6.3: a request whose Transfer-Encoding does not end in chunked has a
+  // body of unknown length, which a server must refuse (400) and close. Beast reads such a
+  // request as one without a body, and its body's bytes as the next request (smuggling).
+  if (header.count(bhttp::field::transfer_encoding) > 0 && !parser_->chunked()) {
+    return "the request's Transfer-Encoding does not end in chunked, so its body has no "
+           "known length; send chunked last, or a Content-Length";
+  }
+  // RFC 9112, section 3.2: an HTTP/1.1 request without a Host header, or with more than
+  // one, is answered 400.
+  if (header.version() == 11 && header.count(bhttp::field::host) != 1) {
+    return header.count(bhttp::field::host) == 0 ? "an HTTP/1.1 request needs a Host header"
+                                                 : "the request has more than one Host header";
+  }
+  return std::nullopt;
 }
 
 RequestReader::Step RequestReader::Overflowed() {

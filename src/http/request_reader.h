@@ -4,7 +4,10 @@
 // limits: the body limit the server sets, and 16 KiB for the headers, for each chunk's size
 // line (with its extensions) and for the last chunk with the trailer. The bytes it holds
 // between reads are bounded by that 16 KiB (Beast's own parser buffers a chunk's size line and
-// the trailer without limit, and throws std::length_error for a field of 64 KiB). Nothing a
+// the trailer without limit, and throws std::length_error for a field of 64 KiB). It also
+// refuses (400) what RFC 9112 says a server must, or may, and Beast leaves to its users: a
+// Transfer-Encoding that does not end in chunked, an HTTP/1.1 request without one Host, a
+// field folded onto a second line (obs-fold). Nothing a
 // client sends makes it throw: what Beast throws becomes a refusal like any other.
 //
 // Not thread-safe: one connection's reads, in turn.
@@ -76,6 +79,11 @@ class RequestReader {
 
  private:
   Step Refuse(int status, std::string detail);
+  // Why a header that Beast read must still be refused (400): a Transfer-Encoding that does
+  // not end in chunked, an HTTP/1.1 request without exactly one Host. nullopt when neither.
+  std::optional<std::string> FramingRefusal() const;
+  // Whether the header received so far continues a field on a line of its own (obs-fold).
+  bool HasFoldedLine() const;
   // When the buffer is full and the parser wants more: which limit was passed.
   Step Overflowed();
 

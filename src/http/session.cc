@@ -1,7 +1,13 @@
 #include "http/session.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/write.hpp>
@@ -23,6 +29,11 @@ constexpr std::chrono::seconds kIdleTimeout{60};
 // How long, and how much, a lingering close reads and drops (CloseMode::kLinger).
 constexpr std::chrono::seconds kLingerTimeout{5};
 constexpr size_t kMaxLingerBytes = 64 << 20;
+
+// Whether a request asks for "100 Continue" before it sends its body (RFC 9110, 10.1.1).
+bool WantsContinue(const Request& header) {
+  return header.version() >= 11 && beast::iequals(header[bhttp::field::expect], "100-continue");
+}
 
 }  // namespace
 
@@ -54,7 +65,12 @@ void Session::Parse() {
           return Refuse(500, std::string("the server failed on this request's header: ") +
                                  e.what());
         }
-        if (!refusal) continue;
+        if (!refusal) {
+          // A client that asked to be told before it sends its body (curl does for bodies
+          // over 1 MiB) is told now: the header passed.
+          if (!reader_.done() && WantsContinue(reader_.header())) return WriteContinue();
+          continue;
+        }
         // A body still to come is not read: the connection cannot go on to the next request.
         keep_alive_ = reader_.done() && reader_.header().keep_alive();
         return Write(std::move(*refusal));
@@ -80,6 +96,15 @@ void Session::Parse() {
       }
     }
   }
+}
+
+void Session::WriteContinue() {
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  asio::async_write(stream_, asio::buffer(kContinue),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      if (ec) return self->Close();
+                      self->Parse();  // On to the body.
+                    });
 }
 
 void Session::ReadSome() {
@@ -171,7 +196,16 @@ std::optional<tcp::endpoint> ParseListenAddress(std::string_view text, HostNames
 
 Status Listen(tcp::acceptor& acceptor, const tcp::endpoint& endpoint, std::string_view shown) {
   boost::system::error_code ec;
-  acceptor.open(endpoint.protocol(), ec);
+  // Opened close-on-exec (Asio's open() is not), so the browsers pagereel starts do not
+  // inherit the listener: one that did kept the port taking connections nobody would
+  // accept after pagereel closed it, and they were reset when the browsers went.
+  const int fd = ::socket(endpoint.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) {
+    ec.assign(errno, boost::system::system_category());
+  } else {
+    acceptor.assign(endpoint.protocol(), fd, ec);
+    if (ec) ::close(fd);
+  }
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);

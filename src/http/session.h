@@ -3,7 +3,8 @@
 // another (keep-alive) with a RequestReader (request_reader.h: a body limit, 16 KiB of
 // headers, of a chunk's size line and of the trailer) within a 60 s idle timeout; lets the
 // server refuse a request from its header, before its body is read (CheckHeader: a token,
-// a route); answers a request it cannot read (413, 431, 400, in the server's own error
+// a route), and tells a client that asked for it to send the body once the header passed
+// (100 Continue); answers a request it cannot read (413, 431, 400, in the server's own error
 // format) and hangs up; and writes every answer with "Server: pagereel" (and
 // "Cache-Control: no-store" when asked), keeping the connection while the client asks for
 // it and the server is not stopping. A server derives from it and answers each request
@@ -105,6 +106,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Parses what has been read, and reads more, checks the header or hands the request over.
   void Parse();
   void ReadSome();
+  // Tells the client to send its body ("100 Continue"), then reads on.
+  void WriteContinue();
   // Answers a request that could not be read, or that threw, and closes the connection.
   void Refuse(int status, const std::string& detail);
 
@@ -132,8 +135,9 @@ enum class HostNames {
 std::optional<boost::asio::ip::tcp::endpoint> ParseListenAddress(std::string_view text,
                                                                  HostNames names);
 
-// Opens `acceptor` on `endpoint` (reusing the address), binds and listens. kUnavailable
-// "cannot listen on SHOWN: why" when it cannot; `shown` is the address as the user wrote it.
+// Opens `acceptor` on `endpoint` (close-on-exec, reusing the address), binds and listens.
+// kUnavailable "cannot listen on SHOWN: why" when it cannot; `shown` is the address as the user
+// wrote it.
 Status Listen(boost::asio::ip::tcp::acceptor& acceptor,
               const boost::asio::ip::tcp::endpoint& endpoint, std::string_view shown);
 

@@ -136,7 +136,8 @@ TEST(SessionTest, RequestsOnOneConnectionAreAnsweredInTurnWithTheServersHeaders)
 
 TEST(SessionTest, WithoutNoStoreAnswersMayBeCached) {
   Server server(SessionOptions{});
-  std::string reply = Exchange(server.port(), "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::string reply =
+      Exchange(server.port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_NE(reply.find("HTTP/1.1 200 OK"), std::string::npos) << reply;
   EXPECT_EQ(reply.find("Cache-Control"), std::string::npos) << reply;
 }
@@ -149,9 +150,8 @@ TEST(SessionTest, ABodyOverTheLimitIsAnswered413InTheServersWordsAndTheClientRea
   Server server(options);
   // A client still sending 4 MiB when it is refused: a lingering close lets it read why.
   const std::string body(4 << 20, 'a');
-  std::string reply =
-      Exchange(server.port(), "POST / HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) +
-                                  "\r\n\r\n" + body);
+  std::string reply = Exchange(server.port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                                  std::to_string(body.size()) + "\r\n\r\n" + body);
   EXPECT_EQ(reply.find("HTTP/1.1 413 Payload Too Large\r\n"), 0u) << reply.substr(0, 200);
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos);
   EXPECT_NE(reply.find("refused: the body is larger than 10 bytes"), std::string::npos);
@@ -159,15 +159,17 @@ TEST(SessionTest, ABodyOverTheLimitIsAnswered413InTheServersWordsAndTheClientRea
 
 TEST(SessionTest, HeadersOverSixteenKiBAreAnswered431) {
   Server server(SessionOptions{});
-  std::string reply = Exchange(
-      server.port(), "GET / HTTP/1.1\r\nX-Big: " + std::string(17 * 1024, 'h') + "\r\n\r\n");
+  std::string reply =
+      Exchange(server.port(),
+               "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(17 * 1024, 'h') + "\r\n\r\n");
   EXPECT_EQ(reply.find("HTTP/1.1 431 "), 0u) << reply.substr(0, 200);
   EXPECT_NE(reply.find("refused: the request's headers are larger than 16 KiB"), std::string::npos);
 }
 
 TEST(SessionTest, WhatIsNotHttpIsAnswered400OnceNamingTheProblem) {
   Server server(SessionOptions{});
-  std::string reply = Exchange(server.port(), "HELLO THERE\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+  std::string reply =
+      Exchange(server.port(), "HELLO THERE\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(reply.find("HTTP/1.1 400 Bad Request\r\n"), 0u) << reply;
   EXPECT_NE(reply.find("refused: the request is not valid HTTP/1.1: "), std::string::npos);
   EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1) << reply;
@@ -178,7 +180,8 @@ TEST(SessionTest, WhileTheServerStopsAnswersCloseTheConnection) {
   SessionOptions options;
   options.stopping = &stopping;
   Server server(options);
-  std::string reply = Exchange(server.port(), "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
+  std::string reply = Exchange(
+      server.port(), "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(Count(reply, "HTTP/1.1 200 OK\r\n"), 1) << reply;
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
 }
@@ -194,7 +197,7 @@ TEST(SessionTest, ATrailerOver16KiBIsAnswered431AndTheServerAnswersOn) {
   EXPECT_NE(reply.find("refused: the trailer of the request's chunked body is larger than 16 KiB"),
             std::string::npos)
       << reply;
-  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nConnection: close\r\n\r\n")
+  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 .find("HTTP/1.1 200 OK"),
             std::string::npos);
 }
@@ -202,9 +205,10 @@ TEST(SessionTest, ATrailerOver16KiBIsAnswered431AndTheServerAnswersOn) {
 TEST(SessionTest, AChunkedBodyWithATrailerUnderTheLimitIsRead) {
   Server server(SessionOptions{});
   std::string reply = Exchange(server.port(),
-                               "POST /t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                               "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                                "Connection: close\r\n\r\n3;name=value\r\nabc\r\n2\r\nde\r\n"
-                               "0\r\nX-Sum: " + std::string(8000, 's') + "\r\n\r\n");
+                               "0\r\nX-Sum: " +
+                                   std::string(8000, 's') + "\r\n\r\n");
   EXPECT_EQ(reply.find("HTTP/1.1 200 OK"), 0u) << reply.substr(0, 200);
   EXPECT_NE(reply.find("POST /t abcde"), std::string::npos) << reply.substr(0, 400);
 }
@@ -212,10 +216,11 @@ TEST(SessionTest, AChunkedBodyWithATrailerUnderTheLimitIsRead) {
 // Issue 20: a chunk's extensions were buffered without limit (256 MiB took 260 MB).
 TEST(SessionTest, AChunkExtensionOver16KiBIsAnswered413) {
   Server server(Lingering());
-  std::string reply = Exchange(server.port(),
-                               "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;e=" +
-                                   std::string(1 << 20, 'e') + "\r\nx\r\n0\r\n\r\n",
-                               AfterSending::kShutDown);
+  std::string reply =
+      Exchange(server.port(),
+               "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;e=" +
+                   std::string(1 << 20, 'e') + "\r\nx\r\n0\r\n\r\n",
+               AfterSending::kShutDown);
   EXPECT_EQ(reply.find("HTTP/1.1 413 "), 0u) << reply.substr(0, 200);
   EXPECT_NE(reply.find("refused: a chunk's size line in the request's chunked body (the size and "
                        "its extensions) is longer than 16 KiB"),
@@ -223,31 +228,109 @@ TEST(SessionTest, AChunkExtensionOver16KiBIsAnswered413) {
       << reply;
 }
 
+// Issue 20: a Transfer-Encoding that did not end in chunked was read as no body, and its
+// body's bytes as the next request (RFC 9112, section 6.3: 400, and close).
+TEST(SessionTest, ATransferEncodingThatDoesNotEndInChunkedIsAnswered400AndClosed) {
+  Server server(Lingering());
+  for (const char* coding : {"gzip", "chunked, gzip", "identity"}) {
+    std::string reply = Exchange(server.port(),
+                                 std::string("POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ") +
+                                     coding + "\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+                                 AfterSending::kShutDown);
+    EXPECT_EQ(reply.find("HTTP/1.1 400 "), 0u) << coding << "\n" << reply;
+    EXPECT_NE(reply.find("refused: the request's Transfer-Encoding does not end in chunked"),
+              std::string::npos)
+        << reply;
+    EXPECT_EQ(reply.find("/smuggled"), std::string::npos) << coding << "\n" << reply;
+    EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1) << coding << "\n" << reply;
+  }
+}
+
+// Issue 20: HTTP/1.1 without Host was answered (RFC 9112, section 3.2: 400).
+TEST(SessionTest, AnHttp11RequestWithoutOneHostIsAnswered400) {
+  Server server(SessionOptions{});
+  std::string reply = Exchange(server.port(), "GET /a HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 400 "), 0u) << reply;
+  EXPECT_NE(reply.find("refused: an HTTP/1.1 request needs a Host header"), std::string::npos)
+      << reply;
+  reply = Exchange(server.port(), "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n");
+  EXPECT_EQ(reply.find("HTTP/1.1 400 "), 0u) << reply;
+  // HTTP/1.0 has no Host to require.
+  reply = Exchange(server.port(), "GET /old HTTP/1.0\r\n\r\n");
+  EXPECT_NE(reply.find(" 200 OK\r\n"), std::string::npos) << reply;
+}
+
+// Issue 20: a field continued on a second line (obs-fold) was accepted, joined as Beast
+// joins it (RFC 9112, section 5.2, lets a server refuse it with 400).
+TEST(SessionTest, AFieldFoldedOntoASecondLineIsAnswered400) {
+  Server server(SessionOptions{});
+  for (const char* fold : {" ", "\t"}) {
+    std::string reply =
+        Exchange(server.port(), std::string("GET /a HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n") + fold +
+                                    "2\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(reply.find("HTTP/1.1 400 "), 0u) << reply;
+    EXPECT_NE(reply.find("refused: the request's headers continue a field on a line of its own"),
+              std::string::npos)
+        << reply;
+  }
+}
+
+// Issue 20: "Expect: 100-continue" was never answered, so a client waited (curl: 1 s) before
+// it sent its body anyway.
+TEST(SessionTest, AClientThatExpectsContinueIsToldToSendItsBody) {
+  Server server(SessionOptions{});
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+  asio::write(socket,
+              asio::buffer(std::string("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                       "Expect: 100-continue\r\nConnection: close\r\n\r\n")));
+  // Nothing of the body is sent until the server says so.
+  std::string interim(25, '\0');
+  asio::read(socket, asio::buffer(interim));
+  EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+  asio::write(socket, asio::buffer(std::string("hello")));
+  std::string reply;
+  boost::system::error_code ec;
+  asio::read(socket, asio::dynamic_buffer(reply), ec);
+  EXPECT_EQ(reply.find("HTTP/1.1 200 OK"), 0u) << reply;
+  EXPECT_NE(reply.find("POST /c hello"), std::string::npos) << reply;
+  // A request refused from its header gets its refusal, not a 100.
+  reply = Exchange(
+      server.port(),
+      "POST /private HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+      AfterSending::kShutDown);
+  EXPECT_EQ(reply.find("HTTP/1.1 401 "), 0u) << reply;
+}
+
 TEST(SessionTest, ARequestRefusedFromItsHeaderIsAnsweredWithoutWaitingForItsBody) {
   Server server(SessionOptions{});
   // The body announced never comes; the answer must not wait for it.
-  std::string reply = Exchange(server.port(),
-                               "POST /private HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n",
-                               AfterSending::kShutDown);
+  std::string reply = Exchange(
+      server.port(), "POST /private HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n",
+      AfterSending::kShutDown);
   EXPECT_EQ(reply.find("HTTP/1.1 401 Unauthorized\r\n"), 0u) << reply;
   EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
   EXPECT_NE(reply.find("refused from the header"), std::string::npos) << reply;
   // Without a body, the connection goes on to the next request.
   reply = Exchange(server.port(),
-                   "GET /private HTTP/1.1\r\n\r\nGET /open HTTP/1.1\r\nConnection: close\r\n\r\n");
+                   "GET /private HTTP/1.1\r\nHost: x\r\n\r\nGET /open HTTP/1.1\r\nHost: "
+                   "x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(Count(reply, "HTTP/1.1 401 "), 1) << reply;
   EXPECT_NE(reply.find("GET /open "), std::string::npos) << reply;
 }
 
 TEST(SessionTest, AHandlerThatThrowsIsAnswered500AndOnlyItsConnectionCloses) {
   Server server(Lingering());
-  std::string reply = Exchange(server.port(), "GET /throw HTTP/1.1\r\n\r\nGET /never HTTP/1.1\r\n\r\n");
+  std::string reply =
+      Exchange(server.port(),
+               "GET /throw HTTP/1.1\r\nHost: x\r\n\r\nGET /never HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(reply.find("HTTP/1.1 500 Internal Server Error\r\n"), 0u) << reply;
   EXPECT_NE(reply.find("refused: the server failed on this request: a library gave up"),
             std::string::npos)
       << reply;
   EXPECT_EQ(Count(reply, "HTTP/1.1 "), 1) << reply;
-  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nConnection: close\r\n\r\n")
+  EXPECT_NE(Exchange(server.port(), "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 .find("HTTP/1.1 200 OK"),
             std::string::npos);
 }

@@ -79,13 +79,19 @@ int Admission::waiting() const {
 int Admission::RetryAfterSeconds() const {
   MutexLock lock(&mu_);
   Clock::time_point now = Clock::now();
-  int64_t recent = std::count_if(finished_.begin(), finished_.end(),
-                                 [&](Clock::time_point t) { return now - t <= kDrainWindow; });
+  auto first_recent = std::find_if(finished_.begin(), finished_.end(),
+                                   [&](Clock::time_point t) { return now - t <= kDrainWindow; });
+  const int64_t recent = std::distance(first_recent, finished_.end());
   if (recent == 0) {
     return static_cast<int>(std::clamp<int64_t>(
         std::chrono::duration_cast<std::chrono::seconds>(options_.max_wait).count(), 1, 60));
   }
-  double per_second = static_cast<double>(recent) / static_cast<double>(kDrainWindow.count());
+  // The rate over the time the line has been draining, not over the whole window: after an
+  // idle spell, 4 captures finished in the last second drain 4 a second, not 4 a minute
+  // (which said 45-60 s while the line moved at 2-4/s).
+  const double span = std::clamp(std::chrono::duration<double>(now - *first_recent).count(), 1.0,
+                                 static_cast<double>(kDrainWindow.count()));
+  double per_second = static_cast<double>(recent) / span;
   double seconds = static_cast<double>(line_.size() + 1) / per_second;
   return static_cast<int>(std::clamp(std::ceil(seconds), 1.0, 60.0));
 }

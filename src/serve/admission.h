@@ -58,7 +58,9 @@ class Admission {
   bool Remove(const Job* job) EXCLUDES(mu_);
 
   // Seconds a refused client should wait before trying again: the time the line takes to
-  // move by its length at the rate it drained over the last minute, from 1 to 60.
+  // move by its length at the rate it drained (over the last minute, or since the first
+  // capture of that minute finished when that is shorter, but at least a second), from 1
+  // to 60.
   int RetryAfterSeconds() const EXCLUDES(mu_);
 
   int running() const EXCLUDES(mu_);

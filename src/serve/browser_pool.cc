@@ -1,12 +1,66 @@
 #include "serve/browser_pool.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "base/process_memory.h"
+#include "base/thread.h"
 
 namespace pagereel::serve {
+
+namespace {
+
+// How often the watch thread looks at the renderers while captures run.
+constexpr std::chrono::milliseconds kWatchEvery{250};
+
+struct Renderer {
+  pid_t pid = 0;
+  int64_t rss_bytes = 0;
+};
+
+// The renderers (processes started with --type=renderer) in `groups` holding more than
+// `limit` resident bytes: one walk of /proc.
+std::vector<Renderer> RenderersOver(const std::set<pid_t>& groups, int64_t limit) {
+  std::vector<Renderer> over;
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    pid_t pid = 0;
+    auto [end, parse_error] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (parse_error != std::errc() || end != name.data() + name.size()) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // After the command's name in parentheses: state, ppid, pgrp.
+    const size_t paren = text.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(text.substr(paren + 1));
+    std::string state;
+    pid_t ppid = 0;
+    pid_t group = 0;
+    if (!(fields >> state >> ppid >> group) || !groups.contains(group)) continue;
+    std::ifstream statm(entry.path() / "statm");
+    int64_t size_pages = 0;
+    int64_t resident_pages = 0;
+    if (!(statm >> size_pages >> resident_pages) || resident_pages * page <= limit) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (args.find("--type=renderer") == std::string::npos) continue;
+    over.push_back({pid, resident_pages * page});
+  }
+  return over;
+}
+
+}  // namespace
 
 BrowserPool::BrowserPool(const PoolOptions& options) : options_(options) {}
 
@@ -14,8 +68,11 @@ BrowserPool::~BrowserPool() {
   std::vector<std::unique_ptr<Slot>> slots;
   {
     MutexLock lock(&mu_);
+    stopping_ = true;
+    watch_cv_.SignalAll();
     slots.swap(slots_);
   }
+  if (watch_.joinable()) watch_.join();
 }
 
 Status BrowserPool::Start() {
@@ -24,7 +81,42 @@ Status BrowserPool::Start() {
     PR_RETURN_IF_ERROR(LaunchLocked().status());
   }
   MeasureMemory();  // So the first figures are not zero.
+  if (options_.renderer_limit_bytes > 0) watch_ = std::thread([this] { WatchRenderers(); });
   return Status::Ok();
+}
+
+void BrowserPool::WatchRenderers() {
+  SetCurrentThreadName("renderer-watch");
+  for (;;) {
+    std::set<pid_t> groups;
+    {
+      MutexLock lock(&mu_);
+      if (!stopping_) watch_cv_.WaitFor(&mu_, kWatchEvery);
+      if (stopping_) return;
+      bool busy = false;
+      for (const auto& slot : slots_) {
+        busy = busy || slot->in_flight > 0;
+        groups.insert(slot->browser->pid());
+      }
+      if (!busy) continue;  // Pages grow only while they are captured.
+    }
+    std::vector<Renderer> over = RenderersOver(groups, options_.renderer_limit_bytes);
+    for (const Renderer& renderer : over) {
+      // Its page's capture sees its renderer crash (Inspector.targetCrashed) and fails.
+      ::kill(renderer.pid, SIGKILL);
+      if (options_.on_renderer_killed) {
+        options_.on_renderer_killed("a page's renderer (pid " + std::to_string(renderer.pid) +
+                                    ") held " + std::to_string(renderer.rss_bytes >> 20) +
+                                    " MiB, more than the " +
+                                    std::to_string(options_.renderer_limit_bytes >> 20) +
+                                    " MiB a page may use: it was killed, failing its capture");
+      }
+    }
+    if (!over.empty()) {
+      MutexLock lock(&mu_);
+      stats_.renderers_killed += static_cast<int64_t>(over.size());
+    }
+  }
 }
 
 Result<BrowserPool::Slot*> BrowserPool::LaunchLocked() {

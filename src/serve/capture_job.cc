@@ -1,10 +1,14 @@
 #include "serve/capture_job.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <nlohmann/json.hpp>
 
 #include "base/mutex.h"
 #include "capture/page.h"
 #include "capture/snapshot.h"
+#include "http/url.h"
 #include "serve/browser_pool.h"
 #include "serve/clip.h"
 #include "serve/egress/policy.h"
@@ -44,6 +48,37 @@ int HttpStatusFor(const Status& status) {
   }
 }
 
+// What a client is told of a capture that failed with `message`: what went wrong with its
+// page, not the service's insides, which go to the log instead. A 500 is the service's own
+// failure and says only that; the browser's last words (its stderr) and the service's
+// folders are left out of every answer.
+std::string ForClient(int http_status, std::string message, const std::filesystem::path& work_dir) {
+  if (http_status == 500) {
+    return "the service failed on this capture; its log says why (look for this capture's line)";
+  }
+  if (size_t at = message.find("; its last words:"); at != std::string::npos) message.resize(at);
+  if (message.starts_with("no browser could be started")) {
+    return "no browser could be started; the service's log says why";
+  }
+  const std::string folder = work_dir.string();
+  if (folder.size() > 1) {
+    for (size_t at = message.find(folder); at != std::string::npos; at = message.find(folder, at)) {
+      message.replace(at, folder.size(), "(the service's work folder)");
+    }
+  }
+  return message;
+}
+
+// Whether `url`'s host is a name rather than an IP address (whose class the answer may name:
+// it tells the client nothing the client did not write).
+bool HostIsAName(const std::string& url) {
+  Result<http::UrlParts> parts = http::ParseUrl(url);
+  if (!parts.ok()) return false;
+  in6_addr scratch{};
+  return ::inet_pton(AF_INET, parts->host.c_str(), &scratch) != 1 &&
+         ::inet_pton(AF_INET6, parts->host.c_str(), &scratch) != 1;
+}
+
 // Number of pages of a PDF that Chromium wrote (each page object says "/Type /Page").
 int CountPdfPages(const std::string& pdf) {
   int pages = 0;
@@ -78,7 +113,13 @@ class Refusals {
 }  // namespace
 
 CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
-    : services_(services), route_(route), started_(started), log_(std::make_unique<json>()) {}
+    : services_(services),
+      route_(route),
+      started_(started),
+      stop_(std::make_shared<capture::StopHandle>()),
+      log_(std::make_unique<json>()) {}
+
+void CaptureJob::Stop() { stop_->Stop(); }
 
 CaptureJob::~CaptureJob() = default;
 
@@ -102,13 +143,24 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   log["queue_ms"] = Ms(waited);
   auto fail = [&](const Status& status) {
     log["error"] = status.message();
-    answer(ErrorAnswer(HttpStatusFor(status), status.message()));
+    const int http_status = HttpStatusFor(status);
+    answer(ErrorAnswer(http_status,
+                       ForClient(http_status, std::string(status.message()), services_.work_dir)));
   };
   if (cancelled) return fail(CancelledError("the client left before the capture started"));
   capture::SnapshotOptions& page = request_.page;
   if (!page.url.empty()) {
     // Resolving may block: it is done here, on the capture's worker.
     Status allowed = egress::CheckUrl(*services_.policy, page.url);
+    if (!allowed.ok() && HostIsAName(page.url)) {
+      // One answer for a name the policy refuses and for one that does not resolve: a
+      // client that could tell them apart would learn which internal names exist.
+      log["error"] = allowed.message();
+      return answer(ErrorAnswer(
+          403,
+          "url: its host does not resolve, or resolves to an address the service's egress "
+          "policy refuses (the service's log says which; its --allow opens what it needs)"));
+    }
     if (allowed.code() == StatusCode::kInvalidArgument) {
       log["error"] = allowed.message();
       return answer(ErrorAnswer(
@@ -154,6 +206,7 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
         UnavailableError("no browser could be started: " + std::string(lease.status().message())));
   }
   page.should_stop = [&cancelled] { return cancelled.load(); };
+  page.stop = stop_;
   if (route_ == Route::kGif || route_ == Route::kClip) {
     capture::PageOptions film_page;
     film_page.url = page.html.empty() ? page.url : capture::HtmlDataUrl(page.html);
@@ -189,23 +242,36 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
                     "sets window.pagereel.ready is captured when it is done"}});
   }
   Clock::time_point shot_start = Clock::now();
+  const int max_pages = services_.limits->max_pdf_pages;
+  capture::PdfOptions pdf = request_.pdf;
+  // Without pageRanges, Chromium is asked for one page more than the service prints, not
+  // the whole document: a 5,000-page document was refused only after 52.9 s of printing
+  // it. The one more says the document is too long. (A range past the document's end is
+  // cut there by Chromium.)
+  const bool capped = pdf.page_ranges.empty();
+  if (capped) pdf.page_ranges = "1-" + std::to_string(max_pages + 1);
   Result<std::string> bytes = route_ == Route::kScreenshot
                                   ? (*snapshot)->Screenshot(request_.screenshot)
-                                  : (*snapshot)->Pdf(request_.pdf);
+                                  : (*snapshot)->Pdf(pdf);
   if (!bytes.ok()) return fail_naming_refusals(bytes.status());
   log["capture_ms"] = Ms(Clock::now() - shot_start);
   if (route_ == Route::kPdf) {
     int pages = CountPdfPages(*bytes);
     log["pages"] = pages;
-    const int max_pages = services_.limits->max_pdf_pages;
     if (pages > max_pages) {
-      return fail(InvalidArgumentError("pageRanges: the document has " + std::to_string(pages) +
-                                       " pages, more than the " + std::to_string(max_pages) +
-                                       " this service prints; choose some with pageRanges"));
+      return fail(InvalidArgumentError(
+          "pageRanges: the document has " + std::string(capped ? "more than " : "") +
+          std::to_string(capped ? max_pages : pages) + " pages, more than the " +
+          std::to_string(max_pages) + " this service prints; choose some with pageRanges"));
     }
   }
   snapshot->reset();  // Close the context before answering: it is part of the capture.
   succeed(std::move(bytes).value());
+}
+
+Answer CaptureJob::Threw(std::string_view what) {
+  (*log_)["error"] = "the capture failed: " + std::string(what);
+  return ErrorAnswer(500, ForClient(500, std::string(what), services_.work_dir));
 }
 
 Answer CaptureJob::Refused(const Status& status) { return Overloaded(status, "queue_full"); }

@@ -6,8 +6,9 @@
 // It knows nothing of sockets: the connection that made it (serve/server.cc) puts it in
 // line, watches for its client leaving, and writes the answer it gets.
 //
-// Threads: Parse() and Finish() on the connection's I/O thread. Between them exactly one
-// of Run() (an admission worker), Refused() or Rejected() (the thread that refused it) or
+// Threads: Parse() and Finish() on the connection's I/O thread; Stop() from any thread.
+// Between them exactly one of Run() (an admission worker, then Threw() on it should Run()
+// throw before answering), Refused() or Rejected() (the thread that refused it) or
 // Abandoned() (the I/O thread), each handing over its answer once.
 #ifndef PAGEREEL_SERVE_CAPTURE_JOB_H_
 #define PAGEREEL_SERVE_CAPTURE_JOB_H_
@@ -71,6 +72,14 @@ class CaptureJob {
   void Run(Clock::duration waited, const std::atomic<bool>& cancelled,
            const std::function<void(Answer)>& answer);
 
+  // Stops a running capture at once: its client left. Run() then answers kCancelled (499),
+  // also when the page's script holds its main thread and answers no DevTools call.
+  void Stop();
+
+  // 500: Run() threw `what` (a library's exception) before it answered; the log line says
+  // what, the client is told only that the service failed.
+  Answer Threw(std::string_view what);
+
   // 503 with Retry-After: the admission refused the job when it was submitted (`status`:
   // the line is full, or kUnavailable, the service is shutting down).
   Answer Refused(const Status& status);
@@ -91,6 +100,7 @@ class CaptureJob {
   const Route route_;
   const Clock::time_point started_;
   CaptureRequest request_;  // Set by Parse().
+  const std::shared_ptr<capture::StopHandle> stop_;
   // The log line's fields so far (nlohmann::json, kept out of this header).
   std::unique_ptr<nlohmann::json> log_;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "encode/film_writer.h"
@@ -33,6 +34,17 @@ Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, i
     frames = *clip.frames;
   } else {
     double seconds = page.declared_duration().value_or(clip.default_seconds);
+    // Checked as a double first: a duration such as 1e300 has more frames than an int64_t
+    // holds, and the conversion would make a short clip of it.
+    if (!std::isfinite(seconds) ||
+        seconds * clip.fps.ToDouble() > static_cast<double>(clip.max_frames) + 1) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%g", seconds);
+      return InvalidArgumentError(
+          "duration: the page declares window.pagereel.duration = " + std::string(shown) +
+          " s, more than this service makes (at most " + std::to_string(clip.max_frames) +
+          " frames at " + clip.fps.ToString() + " fps); give duration or frames");
+    }
     frames = FramesInDuration(seconds, clip.fps);
     if (frames > clip.max_frames) {
       return InvalidArgumentError(

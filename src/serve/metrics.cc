@@ -47,6 +47,16 @@ void Metrics::EgressRefused() {
   ++egress_refused_;
 }
 
+void Metrics::ConnectionRefused() {
+  MutexLock lock(&mu_);
+  ++connections_refused_;
+}
+
+void Metrics::AcceptFailed() {
+  MutexLock lock(&mu_);
+  ++accept_failures_;
+}
+
 void Metrics::HttpLag(double seconds) {
   MutexLock lock(&mu_);
   http_lag_.Observe(seconds);
@@ -74,6 +84,15 @@ std::string Metrics::Prometheus(const Gauges& g) const {
   p.Family("pagereel_egress_refused_total", "counter",
            "Requests of pages refused by the egress policy.");
   p.Sample("pagereel_egress_refused_total", {}, egress_refused_);
+  p.Family("pagereel_connections", "gauge", "Client connections open.");
+  p.Sample("pagereel_connections", {}, g.connections);
+  p.Family("pagereel_connections_refused_total", "counter",
+           "Client connections answered 503 and closed at once: the most were open.");
+  p.Sample("pagereel_connections_refused_total", {}, connections_refused_);
+  p.Family("pagereel_accept_failures_total", "counter",
+           "Connections that could not be accepted for want of descriptors or memory (each "
+           "followed by a pause before the next try).");
+  p.Sample("pagereel_accept_failures_total", {}, accept_failures_);
   p.Family("pagereel_http_thread_lag_seconds", "histogram",
            "How late the HTTP thread's 20 ms heartbeat ran (what a request waits before it is "
            "read).");
@@ -116,15 +135,21 @@ std::string Metrics::Json(const Gauges& g) const {
       {"browsers", g.browsers},
       {"contexts_open", g.contexts_open},
       {"browser_restarts", {{"crash", g.browsers_crashed}, {"recycle", g.browsers_recycled}}},
-      {"resident_memory_bytes", {{"pagereel", g.self_rss_bytes}, {"browsers", g.browsers_rss_bytes}}},
+      {"resident_memory_bytes",
+       {{"pagereel", g.self_rss_bytes}, {"browsers", g.browsers_rss_bytes}}},
       {"captures", captures},
       {"captures_total", total},
       {"refused", refused_},
       {"egress_refused", egress_refused_},
+      {"connections",
+       {{"open", g.connections},
+        {"refused", connections_refused_},
+        {"accept_failures", accept_failures_}}},
       {"queue_wait_seconds", {{"count", waits_.count()}, {"sum", waits_.sum()}}},
-      {"http_thread_lag", {{"beats", http_lag_.count()},
-                           {"over_1ms", http_lag_.CountAbove(0.001)},
-                           {"max_ms", http_lag_.max() * 1000}}},
+      {"http_thread_lag",
+       {{"beats", http_lag_.count()},
+        {"over_1ms", http_lag_.CountAbove(0.001)},
+        {"max_ms", http_lag_.max() * 1000}}},
   };
   return j.dump(2) + "\n";
 }

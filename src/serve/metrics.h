@@ -55,6 +55,7 @@ struct Gauges {
   int64_t browsers_recycled = 0;
   int64_t self_rss_bytes = 0;
   int64_t browsers_rss_bytes = 0;
+  int connections = 0;  // Client connections open.
   bool ready = false;
 };
 
@@ -66,6 +67,10 @@ class Metrics {
   void Waited(double seconds);
   void Refused(const std::string& reason);  // "queue_full", "wait_timeout", "shutting_down".
   void EgressRefused();
+  // A client connection answered 503 and closed at once: the service had its most open.
+  void ConnectionRefused();
+  // accept() failed for want of descriptors or memory; the service waits before it tries again.
+  void AcceptFailed();
   // How late the HTTP thread's 20 ms heartbeat ran: the time any request waits for it.
   void HttpLag(double seconds);
 
@@ -78,6 +83,8 @@ class Metrics {
   Histogram waits_ GUARDED_BY(mu_);
   std::map<std::string, int64_t> refused_ GUARDED_BY(mu_);
   int64_t egress_refused_ GUARDED_BY(mu_) = 0;
+  int64_t connections_refused_ GUARDED_BY(mu_) = 0;
+  int64_t accept_failures_ GUARDED_BY(mu_) = 0;
   Histogram http_lag_ GUARDED_BY(mu_){Histogram::kFineBounds};
 };
 

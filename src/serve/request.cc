@@ -21,6 +21,10 @@ namespace {
 
 using Params = std::map<std::string, std::string, std::less<>>;
 
+// The largest document whose data: URL ("data:text/html;charset=utf-8;base64," and 4 bytes
+// for every 3) Chromium loads: its URLs are at most 2 MiB.
+constexpr size_t kMaxHtmlBytes = (2 * 1024 * 1024 - 40) / 4 * 3;
+
 // Text fit to quote back to a client in an error message: short (cut between characters,
 // never inside one), printable. Bytes that are not UTF-8 stay as they are: the answer's
 // JSON writer shows each as U+FFFD.
@@ -170,6 +174,19 @@ class Reader {
     const std::string& text = Raw(name);
     int value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      // A whole number may be written as a number with a fraction of zero, as JSON writers
+      // often do ({"width": 640.0}, 6.4e2).
+      double number = 0;
+      auto [number_end, number_ec] =
+          std::from_chars(text.data(), text.data() + text.size(), number);
+      if (number_ec == std::errc() && number_end == text.data() + text.size() &&
+          std::isfinite(number) && number == std::trunc(number) && number >= min && number <= max) {
+        value = static_cast<int>(number);
+        ec = std::errc();
+        end = text.data() + text.size();
+      }
+    }
     if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
       return Bad(name, "must be a whole number from " + std::to_string(min) + " to " +
                            std::to_string(max) + ", not " + Quote(text));
@@ -349,6 +366,16 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
     request.what = page.url;
   } else {
     request.what = "html (" + std::to_string(html.size()) + " bytes)";
+    // A document goes to the browser as a base64 data: URL, and Chromium loads no URL
+    // longer than 2 MiB (url::kMaxURLChars): a larger one failed with ERR_ABORTED after a
+    // trip to the browser (issue 20).
+    if (html.size() > kMaxHtmlBytes) {
+      return ResourceExhaustedError("html: the document is " + std::to_string(html.size()) +
+                                    " bytes; the most the browser "
+                                    "loads as a posted document is " +
+                                    std::to_string(kMaxHtmlBytes) +
+                                    " (serve a larger one over http and give its url)");
+    }
   }
   page.html = std::move(html);
 
@@ -403,8 +430,10 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
   return Status::Ok();
 }
 
-Status ReadScreenshot(Reader& in, CaptureRequest& request) {
+Status ReadScreenshot(Reader& in, const Limits& limits, CaptureRequest& request) {
   capture::ScreenshotOptions& shot = request.screenshot;
+  // The viewport is held to it above; a full page or an element may be larger, and is cut.
+  shot.max_pixels = limits.max_pixels;
   std::string type = in.Has("type") ? in.Raw("type") : "png";
   if (type == "png") {
     shot.type = capture::ImageType::kPng;
@@ -600,7 +629,7 @@ Result<CaptureRequest> ParseCaptureRequest(Route route, std::string_view target,
   Reader in(params);
   PR_RETURN_IF_ERROR(ReadPage(in, limits, html_body, request));
   if (route == Route::kScreenshot) {
-    PR_RETURN_IF_ERROR(ReadScreenshot(in, request));
+    PR_RETURN_IF_ERROR(ReadScreenshot(in, limits, request));
   } else if (route == Route::kPdf) {
     PR_RETURN_IF_ERROR(ReadPdf(in, request));
   } else {

@@ -265,9 +265,14 @@ TEST(CaptureRequestTest, JsonFieldsReadAsTheQueryWouldWithTheLastOfARepeatedName
   r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": [1], "width": 300})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->page.width, 300);
-  r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": 640.0})");
+  // A whole number written with a fraction of zero, as JSON writers do (issue 20), is whole.
+  r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": 640.0, "height": 3.6e2})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->page.width, 640);
+  EXPECT_EQ(r->page.height, 360);
+  r = post(Route::kScreenshot, R"({"url": "https://a.test", "width": 640.5})");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "width: must be a whole number from 1 to 3840, not '640.0'");
+  EXPECT_EQ(r.status().message(), "width: must be a whole number from 1 to 3840, not '640.5'");
   r = post(Route::kScreenshot, R"({"url": "https://a.test", "b": null, "a": {}})");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "b: must be a string, a number or a boolean");

@@ -1,11 +1,14 @@
 #include "serve/server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -67,6 +70,32 @@ Answer Body(int status, std::string content_type, std::string body) {
   return a;
 }
 
+// How long the service waits before it accepts again after accept() failed for want of
+// descriptors or memory. The connection stays queued, so trying again at once fails again
+// at once: 1,100 idle connections at `ulimit -n 1024` held a core at 94 % that way.
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
+// The answer to a connection over the service's most: short enough to fit a new socket's
+// send buffer at once, so it is written without waiting.
+const std::string& TooManyConnectionsAnswer() {
+  static const std::string answer = [] {
+    const std::string body =
+        "{\"error\":\"overloaded\",\"detail\":\"the service has as many connections open as "
+        "it takes; try again shortly\"}\n";
+    return "HTTP/1.1 503 Service Unavailable\r\nServer: pagereel\r\n"
+           "Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
+           "Content-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  }();
+  return answer;
+}
+
+int DefaultMaxConnections() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 16384;
+  return static_cast<int>(std::clamp<rlim_t>(limit.rlim_cur / 2, 64, 16384));
+}
+
 Answer NotAllowed(const char* allowed) {
   Answer a = ErrorAnswer(405, std::string("this route takes ") + allowed);
   a.headers.emplace_back("Allow", allowed);
@@ -84,12 +113,16 @@ struct Server::Impl {
   http::SessionOptions session_options;
   // Declared before the pool, so it outlives the browsers that use it.
   std::unique_ptr<egress::Proxy> proxy;
+  // Client connections open (each Connection counts itself in and out, on whichever thread
+  // lets go of it last). Declared before the I/O context, whose end may end connections.
+  std::atomic<int> connections{0};
+  std::atomic<bool> stopping{false};
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
   BrowserPool pool;
   Admission admission;
   std::thread io_thread;
-  std::atomic<bool> stopping{false};
   std::once_flag shutdown_once;
   Mutex log_mu;  // Held while a line is written, so lines never interleave.
   std::filesystem::path work_dir;  // GIFs and clips while they are made.
@@ -131,11 +164,15 @@ struct Server::Impl {
     g.browsers_recycled = pool_stats.recycled;
     g.self_rss_bytes = SelfResidentBytes();
     g.browsers_rss_bytes = pool_stats.browsers_rss_bytes;
+    g.connections = connections.load();
     g.ready = !stopping && pool.Ready();
     return g;
   }
 
+  // Accepts the next connection once one is queued, on the I/O thread.
   void Accept();
+  // Takes the connection queued on the listener, if there is one.
+  void AcceptOne();
 
   // Every 20 ms on the HTTP thread: how late it ran is how long any request would have
   // waited to be read (capture work must never hold this thread).
@@ -163,7 +200,10 @@ struct Server::Impl {
 class Connection : public http::Session {
  public:
   Connection(tcp::socket socket, Server::Impl& server)
-      : http::Session(std::move(socket), server.session_options), server_(server) {}
+      : http::Session(std::move(socket), server.session_options), server_(server) {
+    ++server_.connections;
+  }
+  ~Connection() override { --server_.connections; }
 
  private:
   std::shared_ptr<Connection> Self() {
@@ -257,10 +297,7 @@ class Connection : public http::Session {
         });
       } catch (const std::exception& e) {
         // A capture worker must outlive any one capture: what a library threw fails only it.
-        if (!answered) {
-          self->AnswerFinished(capture,
-                               ErrorAnswer(500, std::string("the capture failed: ") + e.what()));
-        }
+        if (!answered) self->AnswerFinished(capture, capture->Threw(e.what()));
       }
     };
     job->reject = [self, capture](const Status& status) {
@@ -310,8 +347,10 @@ class Connection : public http::Session {
     std::shared_ptr<Job> job = job_;
     if (!job) return;
     job->cancelled = true;
-    if (server_.admission.Remove(job.get())) Finish(*capture_, capture_->Abandoned());
-    // A running capture sees `cancelled`, stops, and finishes as 499 through Finish.
+    if (server_.admission.Remove(job.get())) return Finish(*capture_, capture_->Abandoned());
+    // A running capture sees `cancelled`, stops, and finishes as 499 through Finish; one
+    // whose page's script is busy answers no call, so its calls are failed here.
+    capture_->Stop();
   }
 
   Server::Impl& server_;
@@ -324,14 +363,50 @@ class Connection : public http::Session {
 };
 
 void Server::Impl::Accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-    } else {
-      std::make_shared<Connection>(std::move(socket), *this)->Read();
-    }
-    Accept();
+  // Asio re-arms the listener for each wait, so one queued already is seen at once.
+  acceptor.async_wait(tcp::acceptor::wait_read, [this](beast::error_code ec) {
+    if (ec || !acceptor.is_open()) return;  // Closed: the service is stopping.
+    AcceptOne();
   });
+}
+
+void Server::Impl::AcceptOne() {
+  // accept4 rather than Asio's accept, so the socket is close-on-exec from its first
+  // instant: a browser launched meanwhile from another thread must not inherit it (it
+  // would hold the connection open after pagereel closed it).
+  const int fd =
+      ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
+      metrics.AcceptFailed();
+      accept_retry.expires_after(kAcceptBackoff);
+      accept_retry.async_wait([this](beast::error_code e) {
+        if (!e) Accept();
+      });
+      return;
+    }
+    // Nothing queued after all, or a connection reset before it was taken: wait on.
+    return Accept();
+  }
+  tcp::socket socket(asio::make_strand(io));
+  beast::error_code ec;
+  socket.assign(acceptor.local_endpoint(ec).protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return Accept();
+  }
+  if (connections.load() >= options.max_connections) {
+    // Answered and closed at once: an idle connection more would hold a descriptor that
+    // captures need, and a client told 503 comes back later rather than waiting unseen.
+    metrics.ConnectionRefused();
+    socket.write_some(asio::buffer(TooManyConnectionsAnswer()), ec);
+    socket.shutdown(tcp::socket::shutdown_send, ec);
+    socket.close(ec);
+  } else {
+    std::make_shared<Connection>(std::move(socket), *this)->Read();
+  }
+  Accept();
 }
 
 Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
@@ -353,9 +428,23 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   Result<std::unique_ptr<egress::Proxy>> proxy = egress::Proxy::Start(*policy, nullptr);
   if (!proxy.ok()) return proxy.status().WithContext("starting the egress proxy");
   for (std::string& arg : (*proxy)->BrowserArgs()) options.pool.launch.extra_args.push_back(arg);
+  // The pool's watch thread logs the renderers it kills; the log exists once Impl does.
+  auto log_renderer_killed = std::make_shared<std::function<void(const std::string&)>>();
+  options.pool.on_renderer_killed = [log_renderer_killed](const std::string& message) {
+    if (*log_renderer_killed) (*log_renderer_killed)(message);
+  };
   auto impl = std::make_unique<Impl>(std::move(options), std::move(policy).value());
   impl->proxy = std::move(proxy).value();
   PR_RETURN_IF_ERROR(http::Listen(impl->acceptor, *endpoint, impl->options.listen));
+  if (impl->options.max_connections <= 0) impl->options.max_connections = DefaultMaxConnections();
+  {
+    // AcceptOne() takes connections with accept4, which must not block the I/O thread
+    // should a connection be gone by the time it is taken.
+    beast::error_code ec;
+    impl->acceptor.native_non_blocking(true, ec);
+    if (ec)
+      return UnavailableError("cannot listen on " + impl->options.listen + ": " + ec.message());
+  }
   std::error_code fs_error;
   if (impl->options.work_dir.empty()) {
     std::string pattern =
@@ -375,6 +464,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
     return UnavailableError("cannot make the work folder " + impl->work_dir.string() +
                             " for GIFs and clips: " + fs_error.message());
   }
+  *log_renderer_killed = [raw = impl.get()](const std::string& message) {
+    raw->Log({{"level", "warning"}, {"message", message}});
+  };
   PR_RETURN_IF_ERROR(impl->pool.Start());
   Impl& s = *impl;
   s.captures.policy = &s.policy;
@@ -415,8 +507,11 @@ void Server::Shutdown() {
   std::call_once(impl_->shutdown_once, [this] {
     Impl& s = *impl_;
     s.stopping = true;
+    // Closed, the port refuses new connections (no process but this one holds it: it is
+    // close-on-exec), rather than taking connections nobody will accept.
     asio::post(s.io, [&s] {
       beast::error_code ignored;
+      s.accept_retry.cancel();
       s.acceptor.close(ignored);
     });
     int left = s.admission.Shutdown(s.options.grace);

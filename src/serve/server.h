@@ -32,6 +32,11 @@ struct ServeOptions {
   // of every page goes through the service's egress proxy, which checks it.
   std::vector<std::string> allow;
   std::vector<std::string> resolve;
+  // The most client connections open at once; past it a new connection is answered 503
+  // and closed at once, so descriptors are left for captures (the egress proxy, the
+  // browsers' pipes). 0: half the process's descriptor limit (RLIMIT_NOFILE), at least 64
+  // and at most 16384.
+  int max_connections = 0;
   // How long in-flight captures may take to finish after SIGTERM before browsers are killed.
   std::chrono::milliseconds grace{10'000};
   // Where GIFs and clips are written while they are made; default: a new folder in the

@@ -1,14 +1,23 @@
 // Runs the real service over loopback HTTP with the real chrome-headless-shell.
 #include "serve/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <future>
 #include <mutex>
 #include <string>
@@ -19,6 +28,7 @@
 
 #include "browser/browser.h"
 #include "capture/image.h"
+#include "testing/scratch_dir.h"
 #include "testing/http_client.h"
 #include "testing/http_server.h"
 
@@ -86,7 +96,11 @@ class ServeTest : public ::testing::Test {
     };
     options.token = token_;
     options.pool.rss_limit_bytes = rss_limit_bytes_;
+    options.pool.renderer_limit_bytes = renderer_limit_bytes_;
     options.resolve = resolve_;
+    options.limits = limits_;
+    options.max_connections = max_connections_;
+    options.work_dir = work_dir_;
     // The test pages are on loopback, which the egress policy refuses unless allowed.
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     Result<std::unique_ptr<Server>> server = Server::Start(options);
@@ -113,7 +127,11 @@ class ServeTest : public ::testing::Test {
 
   std::string token_;
   std::vector<std::string> resolve_;
+  Limits limits_;
+  int max_connections_ = 0;
+  std::string work_dir_;
   int64_t rss_limit_bytes_ = PoolOptions{}.rss_limit_bytes;
+  int64_t renderer_limit_bytes_ = PoolOptions{}.renderer_limit_bytes;
   std::unique_ptr<Server> server_;
   uint16_t port_ = 0;
   std::mutex log_mu_;
@@ -233,6 +251,23 @@ TEST_F(ServeTest, NamesThatResolveToLoopbackAreRefused) {
   EXPECT_EQ(page.status, 200) << page.body;
   EXPECT_TRUE(victim.Requests().empty());
   EXPECT_TRUE(Logs().back().contains("egress_refused")) << Logs().back().dump();
+}
+
+// Issue 20: a name the policy refused (403 naming the address class) and a name that did
+// not resolve (422) were answered apart, which told a client which internal names exist.
+TEST_F(ServeTest, ARefusedNameAndAnUnknownNameGetTheSameAnswer) {
+  StartServer();
+  Reply refused = Get(port_, "/v1/screenshot?url=" + Encode("http://localhost:9/"));
+  Reply unknown = Get(port_, "/v1/screenshot?url=" + Encode("http://no-such-host.invalid:9/"));
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(unknown.status, refused.status) << unknown.body;
+  EXPECT_EQ(unknown.body, refused.body);
+  // The log says which.
+  std::vector<json> logs = Logs();
+  ASSERT_GE(logs.size(), 2u);
+  EXPECT_NE(logs[logs.size() - 2].dump().find("loopback"), std::string::npos)
+      << logs[logs.size() - 2].dump();
+  EXPECT_NE(logs.back().dump().find("could not resolve"), std::string::npos) << logs.back().dump();
 }
 
 TEST_F(ServeTest, TokenGuardsEverythingButHealth) {
@@ -424,6 +459,34 @@ TEST_F(ServeTest, OverloadAnswers503WithRetryAfter) {
             std::string::npos);
 }
 
+// Issue 20: after an idle spell, Retry-After read 45-60 s while the line drained 2-4 a
+// second: the rate was taken over the whole last minute.
+TEST_F(ServeTest, RetryAfterFollowsTheRateTheLineDrainsAtAfterAnIdleSpell) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/1);
+  // Three captures one after another: the line has drained them in a few seconds at most.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot?wait=load&width=64&height=64",
+                    "<p>" + std::to_string(i) + "</p>", "text/html")
+                  .status,
+              200);
+  }
+  const std::string target = "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow"));
+  auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  auto waiting = std::async(std::launch::async, [&] { return Get(port_, target); });
+  for (int i = 0; i < 200 && Status()["waiting"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  Reply refused = Get(port_, target);
+  ASSERT_EQ(refused.status, 503) << refused.body;
+  // Three captures drained in the seconds they took (about 1/s or more here): the two ahead
+  // move in a few seconds. Over the whole minute it was 3 a minute: 40 s.
+  EXPECT_LE(std::stoi(refused.retry_after), 20) << refused.retry_after;
+  EXPECT_EQ(running.get().status, 200);
+  EXPECT_EQ(waiting.get().status, 200);
+}
+
 TEST_F(ServeTest, CapturesOfClientsThatLeaveAreDropped) {
   pages_.Serve("/slow", "<p>slow</p>");
   StartServer(/*browsers=*/1, /*per_browser=*/1, /*queue=*/5);
@@ -486,6 +549,344 @@ TEST_F(ServeTest, ABrowserOverItsMemoryLimitIsReplacedWithoutFailingCaptures) {
   EXPECT_EQ(status["browser_restarts"]["crash"], 0);
   EXPECT_GT(status["resident_memory_bytes"]["browsers"].get<int64_t>(), 0);
   EXPECT_EQ(Fetch(port_, http::verb::post, "/v1/screenshot", "<p>ok</p>", "text/html").status, 200);
+}
+
+// The width and height of a PNG, from its IHDR.
+std::pair<int, int> PngSize(const std::string& png) {
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint8_t>(png[at]) << 24) | (static_cast<uint8_t>(png[at + 1]) << 16) |
+           (static_cast<uint8_t>(png[at + 2]) << 8) | static_cast<uint8_t>(png[at + 3]);
+  };
+  if (png.size() < 24 || png.substr(12, 4) != "IHDR") return {0, 0};
+  return {be32(16), be32(20)};
+}
+
+// Issue 20: fullPage=true&scale=4 on a tall page made a 5120x65536 PNG (335 Mpx): the pixel
+// cap was checked on the viewport alone.
+TEST_F(ServeTest, AFullPageOrAnElementIsCutToThePixelCap) {
+  limits_.max_pixels = 1'000'000;
+  StartServer();
+  const std::string tall =
+      "<body style='margin:0'><div id=tall style='width:300px;height:20000px;"
+      "background:linear-gradient(red,blue)'></div>";
+  for (const std::string& ask : {std::string("fullPage=true"), std::string("selector=%23tall")}) {
+    Reply shot = Fetch(port_, http::verb::post,
+                       "/v1/screenshot?width=400&height=300&scale=2&" + ask, tall, "text/html");
+    ASSERT_EQ(shot.status, 200) << ask << ": " << shot.body;
+    auto [width, height] = PngSize(shot.body);
+    EXPECT_LE(int64_t{width} * height, limits_.max_pixels) << ask << ": " << width << "x" << height;
+    // Cut at the bottom only, and no shorter than the cap needs.
+    EXPECT_EQ(width, ask == "fullPage=true" ? 800 : 600) << ask;
+    EXPECT_GE(int64_t{width} * (height + 2), limits_.max_pixels)
+        << ask << ": " << width << "x" << height;
+  }
+}
+
+// Issue 20: alert, confirm and prompt were never answered, and such pages always timed out.
+TEST_F(ServeTest, DialogsAreDismissedAsAUserWouldAndThePageIsCaptured) {
+  StartServer();
+  const std::string page =
+      "<body style='margin:0'><script>alert('a'); const c = confirm('b'); const p = prompt('c');"
+      "document.body.style.background = c === false && p === null ? 'rgb(0,255,0)' : "
+      "'rgb(255,0,0)';</script>";
+  for (const char* wait : {"load", "auto"}) {
+    Reply shot = Fetch(port_, http::verb::post,
+                       std::string("/v1/screenshot?width=64&height=64&timeout=20000&wait=") + wait,
+                       page, "text/html");
+    ASSERT_EQ(shot.status, 200) << wait << ": " << shot.body;
+    Result<encode::Image> image =
+        encode::DecodePng(reinterpret_cast<const uint8_t*>(shot.body.data()), shot.body.size());
+    ASSERT_TRUE(image.ok());
+    EXPECT_EQ(image->pixel(32, 32)[1], 255) << wait;
+    EXPECT_EQ(image->pixel(32, 32)[0], 0) << wait;
+  }
+}
+
+// Issue 20: a client that left while its page's script was busy was not stopped: the page
+// answered no DevTools call, and the capture ran its whole timeout on a full core.
+TEST_F(ServeTest, AClientThatLeavesWhileItsPageIsBusyStopsItsCapture) {
+  pages_.Serve("/busy",
+               "<p>busy</p><script>onload = () => setTimeout(() => { for (;;) {} }, 50);"
+               "</script>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1);
+  const std::string target = "/v1/screenshot?timeout=120000&url=" + Encode(pages_.Url("/busy"));
+  {
+    asio::io_context io;
+    tcp::socket socket(io);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    asio::write(socket, asio::buffer("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    // Until the page is busy: its load has been logged by nobody yet, so wait for the
+    // capture to be running and give the script its moment.
+    for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+      std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(milliseconds(1500));
+    socket.close();
+  }
+  // Logged as 499 long before its 120 s timeout (this waits 60 s at most).
+  for (int i = 0; i < 600 && LoggedWithStatus(499) < 1; ++i)
+    std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_EQ(LoggedWithStatus(499), 1);
+  EXPECT_EQ(Status()["contexts_open"], 0);
+  // The one capture slot is free again.
+  EXPECT_EQ(
+      Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>next</p>", "text/html").status,
+      200);
+}
+
+// The inodes of the sockets process `pid` holds.
+std::set<std::string> SocketsOf(pid_t pid) {
+  std::set<std::string> sockets;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code link_ec;
+    std::string target = std::filesystem::read_symlink(entry.path(), link_ec).string();
+    if (target.starts_with("socket:")) sockets.insert(target);
+  }
+  return sockets;
+}
+
+// Whether a connection to 127.0.0.1:`port` is refused.
+bool ConnectionRefused(uint16_t port) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  boost::system::error_code ec;
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+  return ec == asio::error::connection_refused;
+}
+
+// Issue 20: browsers inherited pagereel's listener and its clients' sockets (not
+// close-on-exec), so during the SIGTERM grace the port still took connections, which were
+// reset when the browsers went.
+TEST_F(ServeTest, BrowsersHoldNoSocketOfTheServiceAndTheGraceRefusesNewConnections) {
+  pages_.Serve("/slow", "<p>slow</p>");
+  StartServer(/*browsers=*/1, /*per_browser=*/1);
+  const std::string target = "/v1/screenshot?wait=4000&url=" + Encode(pages_.Url("/slow"));
+  auto running = std::async(std::launch::async, [&] { return Get(port_, target); });
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(Status()["running"], 1);
+  // The browser was started with the listener open and a client connected.
+  std::set<std::string> ours = SocketsOf(::getpid());
+  std::vector<pid_t> groups = browser::LiveBrowserGroups();
+  ASSERT_FALSE(groups.empty());
+  for (pid_t group : groups) {
+    for (const std::string& socket : SocketsOf(group)) {
+      EXPECT_FALSE(ours.contains(socket)) << "the browser " << group << " holds " << socket;
+    }
+  }
+  // Recycled browsers are launched while clients are connected: the same holds for them.
+  auto shutdown = std::async(std::launch::async, [&] { server_->Shutdown(); });
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    refused = ConnectionRefused(port_);
+    if (!refused) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(refused) << "new connections were still taken during the grace";
+  EXPECT_EQ(running.get().status, 200);  // The capture in flight finished in its grace.
+  shutdown.get();
+}
+
+// Issue 20: at the descriptor limit the accept loop spun (EMFILE re-armed at once): 1,100
+// idle connections at `ulimit -n 1024` held a core at 94 %.
+TEST_F(ServeTest, OutOfDescriptorsTheServiceWaitsBeforeItAcceptsAgain) {
+  max_connections_ = 100'000;  // Not the cap: the process's descriptor limit.
+  StartServer();
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  int open_now = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open_now;
+  }
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(open_now + 32);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  // Every descriptor left is taken here (by unconnected sockets); then one is let go and
+  // taken by a client, whose connection waits in the listener's queue with no descriptor
+  // left for the service to accept it with.
+  std::vector<int> held;
+  for (int fd; (fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0;) held.push_back(fd);
+  ASSERT_FALSE(held.empty());
+  ::close(held.back());
+  held.pop_back();
+  const auto start = std::chrono::steady_clock::now();
+  int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool queued = false;
+  if (client >= 0) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port_);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    queued = ::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+  }
+  std::this_thread::sleep_for(milliseconds(1000));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  for (int fd : held) ::close(fd);
+  if (client >= 0) ::close(client);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(queued);
+  json status = Status();
+  const int64_t failures = status["connections"]["accept_failures"].get<int64_t>();
+  // One try per pause (100 ms) at most, not one after another on a full core.
+  const int64_t most = std::chrono::duration_cast<milliseconds>(elapsed).count() / 100 + 3;
+  EXPECT_GE(failures, 1);
+  EXPECT_LE(failures, most);
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+}
+
+// Issue 20: nothing bounded how many connections one client could hold open.
+TEST_F(ServeTest, ConnectionsOverTheMostAreAnswered503AndClosed) {
+  max_connections_ = 2;
+  StartServer();
+  asio::io_context io;
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 2; ++i) {
+    idle.emplace_back(io);
+    idle.back().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+  }
+  // The two idle ones are held; one more is told at once.
+  Reply over;
+  for (int i = 0; i < 100; ++i) {
+    over = Get(port_, "/healthz");
+    if (over.status == 503) break;
+    std::this_thread::sleep_for(milliseconds(20));  // Until both idle ones are accepted.
+  }
+  EXPECT_EQ(over.status, 503) << over.body << over.error;
+  EXPECT_EQ(over.retry_after, "1");
+  EXPECT_NE(over.body.find("connections"), std::string::npos) << over.body;
+  idle.clear();
+  Reply after;
+  for (int i = 0; i < 100; ++i) {
+    after = Get(port_, "/healthz");
+    if (after.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(20));  // Until the service saw them close.
+  }
+  EXPECT_EQ(after.status, 200);
+}
+
+// Issue 20: internal paths and the browser's stderr reached clients (a 500 or 503 named the
+// work folder, a 502 quoted the browser); they go to the log.
+TEST_F(ServeTest, AnswersLeaveTheServicesFoldersToItsLog) {
+  testing::ScratchDir work("serve-work");
+  work_dir_ = (work.path() / "gone").string();
+  StartServer();
+  // The work folder goes away under the service (a disk unmounted, a cleaner run): making a
+  // GIF fails, naming the file it could not write.
+  std::filesystem::remove_all(work_dir_);
+  Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64&frames=2", "<p>x</p>",
+                    "text/html");
+  EXPECT_NE(gif.status, 200) << gif.body;
+  EXPECT_EQ(gif.body.find(work_dir_), std::string::npos) << gif.body;
+  EXPECT_NE(Logs().back().dump().find(work_dir_), std::string::npos) << Logs().back().dump();
+  // A crashed browser's own words stay in the log too.
+  pages_.Serve("/slow", "<p>slow</p>");
+  auto victim = std::async(std::launch::async, [&] {
+    return Get(port_, "/v1/screenshot?wait=3000&url=" + Encode(pages_.Url("/slow")));
+  });
+  for (int i = 0; i < 200 && Status()["running"] != 1; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  for (pid_t group : browser::LiveBrowserGroups()) ::kill(group, SIGKILL);
+  Reply crashed = victim.get();
+  EXPECT_EQ(crashed.status, 502) << crashed.body;
+  EXPECT_EQ(crashed.body.find("last words"), std::string::npos) << crashed.body;
+}
+
+// Issue 20: {"width": 640.0} was refused, and so was a lowercase "bearer".
+TEST_F(ServeTest, WholeNumbersWrittenWithAFractionAndAnyCaseOfBearerAreTaken) {
+  token_ = "s3cret";
+  StartServer();
+  Reply shot = Fetch(port_, http::verb::post, "/v1/screenshot",
+                     R"({"html": "<p>x</p>", "width": 640.0, "height": 3.6e2, "wait": "load"})",
+                     "application/json", "bearer s3cret");
+  ASSERT_EQ(shot.status, 200) << shot.body;
+  EXPECT_EQ(PngSize(shot.body), std::make_pair(640, 360));
+  Reply half =
+      Fetch(port_, http::verb::post, "/v1/screenshot", R"({"html": "<p>x</p>", "width": 640.5})",
+            "application/json", "BEARER s3cret");
+  EXPECT_EQ(half.status, 400) << half.body;
+  EXPECT_NE(half.body.find("width: must be a whole number"), std::string::npos) << half.body;
+}
+
+// Issue 20: a page declaring window.pagereel.duration = 1e300 got a short clip (the double
+// was cast to int64_t).
+TEST_F(ServeTest, APageThatDeclaresAnEndlessDurationIsRefusedNamingIt) {
+  StartServer();
+  Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64",
+                    "<script>window.pagereel = { duration: 1e300 };</script><p>x</p>", "text/html");
+  EXPECT_EQ(gif.status, 400) << gif.body;
+  EXPECT_NE(gif.body.find("duration: the page declares window.pagereel.duration = 1e+300"),
+            std::string::npos)
+      << gif.body;
+}
+
+// Issue 20: a 5,000-page PDF was refused only after 52.9 s of printing every page.
+TEST_F(ServeTest, APdfOverThePageLimitIsRefusedWithoutPrintingItWhole) {
+  limits_.max_pdf_pages = 3;
+  StartServer();
+  std::string doc = "<style>p { break-after: page; }</style>";
+  for (int i = 0; i < 40; ++i) doc += "<p>" + std::to_string(i) + "</p>";
+  Reply pdf = Fetch(port_, http::verb::post, "/v1/pdf", doc, "text/html");
+  EXPECT_EQ(pdf.status, 400) << pdf.body;
+  EXPECT_NE(pdf.body.find("pageRanges: the document has more than 3 pages"), std::string::npos)
+      << pdf.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 4);  // One page past the limit, not 40.
+  // A document within the limit is printed whole, and pageRanges still chooses.
+  Reply three =
+      Fetch(port_, http::verb::post, "/v1/pdf",
+            "<style>p { break-after: page; }</style><p>1</p><p>2</p><p>3</p>", "text/html");
+  EXPECT_EQ(three.status, 200) << three.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 3);
+  Reply chosen = Fetch(port_, http::verb::post, "/v1/pdf?pageRanges=2-3", doc, "text/html");
+  EXPECT_EQ(chosen.status, 200) << chosen.body;
+  EXPECT_EQ(Logs().back().value("pages", 0), 2);
+}
+
+// Issue 20: nothing bounded a running capture's memory: a page reached 6.1 GB in 12 s
+// (--browser-memory-mb acts only between captures).
+TEST_F(ServeTest, APageThatOutgrowsTheRendererLimitFailsAloneAndTheServiceGoesOn) {
+  renderer_limit_bytes_ = 400LL << 20;
+  StartServer(/*browsers=*/1, /*per_browser=*/2);
+  // 1.2 GB in 60 MB steps, held: three times the limit.
+  const std::string hungry =
+      "<script>const held = []; const grow = () => { if (held.length < 20) { "
+      "held.push(new Uint8Array(60 << 20).fill(1)); setTimeout(grow, 20); } }; grow();"
+      "</script><p>hungry</p>";
+  auto beside = std::async(std::launch::async, [&] {
+    return Fetch(port_, http::verb::post, "/v1/screenshot?wait=3000&width=64&height=64",
+                 "<p>beside</p>", "text/html");
+  });
+  Reply grown = Fetch(port_, http::verb::post, "/v1/screenshot?wait=3000&width=64&height=64",
+                      hungry, "text/html");
+  EXPECT_EQ(grown.status, 502) << grown.body;
+  EXPECT_EQ(beside.get().status, 200);  // The capture beside it, in the same browser.
+  bool logged = false;
+  for (const json& line : Logs()) {
+    logged = logged || line.value("message", "").find("MiB a page may use") != std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+  EXPECT_EQ(
+      Fetch(port_, http::verb::post, "/v1/screenshot?wait=load", "<p>ok</p>", "text/html").status,
+      200);
+}
+
+// Issue 20: HTML bodies of 1.5-2 MiB failed with ERR_ABORTED: their data: URL passed
+// Chromium's 2 MiB limit on URLs.
+TEST_F(ServeTest, ADocumentTooLongForTheBrowserIsRefusedNamingHtml) {
+  StartServer();
+  auto doc = [](size_t bytes) {
+    std::string html = "<p>x</p><!--";
+    html += std::string(bytes - html.size() - 3, 'y');
+    return html + "-->";
+  };
+  Reply fits = Fetch(port_, http::verb::post, "/v1/screenshot?wait=load&width=64&height=64",
+                     doc(1'572'000), "text/html");
+  EXPECT_EQ(fits.status, 200) << fits.body;
+  Reply too_long = Fetch(port_, http::verb::post, "/v1/screenshot?wait=load&width=64&height=64",
+                         doc(1'600'000), "text/html");
+  EXPECT_EQ(too_long.status, 413) << too_long.body;
+  EXPECT_NE(too_long.body.find("html: the document is 1600000 bytes"), std::string::npos)
+      << too_long.body;
 }
 
 TEST_F(ServeTest, ShutdownFinishesCapturesInFlight) {

@@ -1,5 +1,7 @@
 #include "serve/egress/proxy.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -21,6 +23,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "base/thread.h"
+#include "http/session.h"
 #include "http/url.h"
 
 namespace pagereel::serve::egress {
@@ -79,6 +82,12 @@ namespace {
 
 // The longest request line a refusal repeats.
 constexpr size_t kMaxReported = 512;
+
+// What a page reads when the proxy did not connect it: the same whether the egress policy
+// refused the address or the name did not resolve.
+constexpr const char* kNotReached =
+    "pagereel: the capture service's egress policy refused this request, or its host does "
+    "not resolve";
 
 std::string Reason(http::status status) { return std::string(http::obsolete_reason(status)); }
 
@@ -217,7 +226,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResolved(Result<std::vector<ip::address>> found) {
     if (phase_ == Phase::kDone) return;
     if (!found.ok()) {
-      FailQuietly(http::status::bad_gateway);
+      // Answered as a refusal is: a page that could tell "refused" from "does not resolve"
+      // (in a frame, so in a screenshot) would learn which internal names exist.
+      ++proxy_.failed;
+      Respond(http::status::forbidden, kNotReached);
       return;
     }
     std::vector<tcp::endpoint> endpoints;
@@ -385,9 +397,10 @@ class Session : public std::enable_shared_from_this<Session> {
     ++listener_->refused;
     if (listener_->on_refusal) listener_->on_refusal(refusal);
     if (proxy_.on_refusal) proxy_.on_refusal(refusal);
-    // The page may see this body (in a frame, so in a screenshot): it names no address, so
-    // the proxy cannot be used to learn what internal names resolve to.
-    Respond(http::status::forbidden, "pagereel: the capture service's egress policy refused this request");
+    // The page may see this body (in a frame, so in a screenshot): it names no address, and
+    // a name that does not resolve gets the same, so the proxy cannot be used to learn what
+    // internal names exist or resolve to.
+    Respond(http::status::forbidden, kNotReached);
   }
 
   void Fail(http::status status, std::string text) {
@@ -469,6 +482,7 @@ void ProxyImpl::Accept(std::shared_ptr<ProxyListener> listener) {
       return;
     }
     ++connections;
+    ::fcntl(socket.native_handle(), F_SETFD, FD_CLOEXEC);
     if (active.load() >= options.max_connections) {
       ++failed;
       // The socket is new, so this short answer fits its send buffer at once.
@@ -491,10 +505,13 @@ Result<std::shared_ptr<ProxyListener>> ProxyImpl::Listen(RefusalHandler handler)
   boost::system::error_code ec;
   tcp::endpoint where(ip::address_v4::loopback(), 0);
   tcp::acceptor& a = listener->acceptor;
-  a.open(where.protocol(), ec);
-  if (!ec) a.bind(where, ec);
-  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
-  if (!ec) listener->port = a.local_endpoint(ec).port();
+  // Close-on-exec (pagereel::http::Listen), as are the connections accepted on it: a browser
+  // launched meanwhile must not inherit the proxy's sockets.
+  Status listening = pagereel::http::Listen(a, where, "127.0.0.1");
+  if (!listening.ok()) {
+    return IoError("opening an egress proxy port: " + std::string(listening.message()));
+  }
+  listener->port = a.local_endpoint(ec).port();
   if (ec) return IoError("opening an egress proxy port on 127.0.0.1: " + ec.message());
   // Accepting starts on the I/O thread, which owns the acceptor from then on.
   asio::post(io, [this, listener] { Accept(listener); });

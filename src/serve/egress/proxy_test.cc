@@ -124,6 +124,22 @@ TEST(ProxyTest, RefusesLoopbackByDefaultAndTheVictimSeesNothing) {
   EXPECT_EQ(proxy->stats().refused, 2u);
 }
 
+// Issue 20: a refused name and a name that does not resolve got different answers, which a
+// page can show in a frame: it told which internal names exist.
+TEST(ProxyTest, ANameThatDoesNotResolveIsAnsweredAsARefusedOneIs) {
+  Recorded recorded;
+  auto proxy = StartProxy(Policy(), &recorded);
+  auto ask = [&](const std::string& host) {
+    Client c(proxy->port());
+    c.Send("GET http://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+    return c.ReadAll();
+  };
+  const std::string refused = ask("localhost:80");
+  const std::string unknown = ask("no-such-host.invalid:80");
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 403 Forbidden\r\n")) << refused;
+  EXPECT_EQ(unknown, refused);
+}
+
 TEST(ProxyTest, ANameMappedToLoopbackIsRefusedOnItsAddress) {
   HttpServer victim(Ok);
   std::string port = std::to_string(victim.port());
