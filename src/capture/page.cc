@@ -668,26 +668,34 @@ Status Page::WaitFor(std::string_view event, cdp::EventWaiter& waiter,
 
 Status Page::AdvanceWorkers(int64_t virtual_us) {
   std::vector<std::string> workers;
+  std::string waiting_for;  // A file a worker still waits for at the deadline.
   {
     MutexLock lock(&shared_->mu);
     if (shared_->workers.empty()) return Status::Ok();
     // Scripts a worker is still fetching run when they arrive, on the wall clock; what they
     // post would reach the page in whichever frame was running then.
-    Clock::time_point deadline = Clock::now() + options_.timeout;
+    const Clock::time_point deadline = Clock::now() + options_.timeout;
     while (shared_->WorkerFetching() && !Stopped()) {
-      if (!shared_->cv.WaitUntil(&shared_->mu, std::min(deadline, Clock::now() + std::chrono::milliseconds(100))) &&
-          Clock::now() >= deadline) {
-        std::string url = "?";
-        for (const auto& [id, session_id] : shared_->worker_requests) url = shared_->requests[id];
-        for (const auto& [session_id, worker] : shared_->workers) {
-          if (shared_->requests.count(worker.target_id)) url = shared_->requests[worker.target_id];
+      if (Clock::now() >= deadline) {
+        waiting_for = "?";
+        for (const auto& [id, url] : shared_->requests) {
+          if (shared_->worker_requests.count(id)) waiting_for = url;
         }
-        return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
-                                     ": a worker of it waited " + SecondsText(options_.timeout) +
-                                     " for " + url);
+        for (const auto& [session_id, worker] : shared_->workers) {
+          auto script = shared_->requests.find(worker.target_id);
+          if (script != shared_->requests.end()) waiting_for = script->second;
+        }
+        break;
       }
+      shared_->cv.WaitUntil(&shared_->mu,
+                            std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
     }
     for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
+  }
+  if (!waiting_for.empty()) {
+    return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
+                                 ": a worker of it waited " + SecondsText(options_.timeout) +
+                                 " for " + FileName(waiting_for));
   }
   // Every worker runs its timers due by then, and its animation frames, before the page's
   // time moves (worker_script.js).
