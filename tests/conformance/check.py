@@ -262,12 +262,14 @@ def main():
     ap.add_argument("--no-render", action="store_true")
     ap.add_argument("--show", default="0,1,15,30", help="frames whose values to print")
     ap.add_argument("--pagereel", default=os.environ.get("PAGEREEL", os.path.join(ROOT, "build/src/cli/pagereel")))
+    ap.add_argument("--manifest", default="manifest.json",
+                    help="the pages' list, in tests/conformance (pending.json: pages that fail on a known defect)")
     args = ap.parse_args()
 
     if not os.path.isdir(os.path.join(HERE, "node_modules")):
         sys.exit("tests/conformance/node_modules is missing: run 'npm ci' in tests/conformance (ctest's "
                  "conformance.setup does it)")
-    manifest = json.load(open(os.path.join(HERE, "manifest.json")))
+    manifest = json.load(open(os.path.join(HERE, args.manifest)))
     names = [p["name"] for p in manifest["pages"]] if args.page == ["all"] else args.page
     server = None
     failed = 0
