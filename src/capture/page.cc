@@ -118,6 +118,8 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
   std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
   std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those of them that hold videos.
+  // Response bodies each document reads and has not got yet (page_script.js), by context.
+  std::map<int64_t, int64_t> bodies_pending GUARDED_BY(mu);
   int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page counted, as reported...
   int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
   int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
@@ -206,6 +208,15 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
+    } else if (payload->rfind("bodies:", 0) == 0) {
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      const int64_t pending = std::atoll(payload->c_str() + 7);
+      if (context.ok() && pending > 0) {
+        bodies_pending[static_cast<int64_t>(*context)] = pending;
+      } else if (context.ok()) {
+        bodies_pending.erase(static_cast<int64_t>(*context));
+      }
+      cv.SignalAll();
     }
   } else if (method == "Page.javascriptDialogOpening") {
     // A real dialog holds the page's main thread (and the frame being made) until it is
@@ -281,8 +292,12 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
   } else if (method == "Runtime.executionContextDestroyed") {
     Result<double> id = cdp::GetNumber(m, {"params", "executionContextId"});
     if (id.ok()) contexts.erase(static_cast<int64_t>(*id));
+    if (id.ok()) bodies_pending.erase(static_cast<int64_t>(*id));
+    cv.SignalAll();
   } else if (method == "Runtime.executionContextsCleared") {
     contexts.clear();
+    bodies_pending.clear();
+    cv.SignalAll();
   } else if (method == "Page.frameNavigated") {
     Result<std::string> frame_id = cdp::GetString(m, {"params", "frame", "id"});
     Result<std::string> url = cdp::GetString(m, {"params", "frame", "url"});
@@ -792,8 +807,40 @@ Status Page::AdvanceTo(int64_t virtual_us) {
                                  " (a request that never finishes holds it)");
   }));
   virtual_us_ = virtual_us;
-  MutexLock lock(&shared_->mu);
-  shared_->virtual_ms = static_cast<double>(virtual_us) / 1000.0;
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->virtual_ms = static_cast<double>(virtual_us) / 1000.0;
+  }
+  return AwaitBodies();
+}
+
+Status Page::AwaitBodies() {
+  {
+    MutexLock lock(&shared_->mu);
+    if (shared_->bodies_pending.empty()) return Status::Ok();
+  }
+  // Let the page's tasks run, with page time held at the fence the budget left (as
+  // SyncVideos does), until every body it reads has come.
+  PR_RETURN_IF_ERROR(
+      Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
+          .status());
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  bool arrived = false;
+  {
+    MutexLock lock(&shared_->mu);
+    while (!shared_->bodies_pending.empty() && !Stopped() && Clock::now() < deadline) {
+      shared_->cv.WaitUntil(&shared_->mu,
+                            std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+    }
+    arrived = shared_->bodies_pending.empty();
+  }
+  PR_RETURN_IF_ERROR(session_->Check());
+  if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
+  if (!arrived) {
+    return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
+                                 ": a response body it reads did not arrive within " +
+                                 SecondsText(options_.timeout));
+  }
   return Status::Ok();
 }
 

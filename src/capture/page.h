@@ -155,6 +155,9 @@ class Page {
   // Grants the page virtual time up to `virtual_us`, its workers' timers first.
   Status AdvanceTo(int64_t virtual_us);
   Status AdvanceWorkers(int64_t virtual_us);
+  // Waits, with the page's tasks running and its time held, until every response body the
+  // page reads (r.json() and the like) has come.
+  Status AwaitBodies();
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
   Status AwaitWorkerPictures(int64_t pictures);

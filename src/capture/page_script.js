@@ -19,6 +19,27 @@
     if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal(message);
   };
 
+  // Response bodies the page reads (r.json() and the like). A fetch() lets page time go on
+  // once its headers are in, and its body came on the wall clock: what r.json() gave landed
+  // a frame apart between renders. The page tells Page how many reads are pending, and Page
+  // lets the page's tasks run, with page time held, until none is before it draws a frame.
+  let bodiesPending = 0;
+  for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
+    const read = Response.prototype[name];
+    if (typeof read !== 'function') continue;
+    Response.prototype[name] = function readBody(...args) {
+      const body = read.apply(this, args);
+      bodiesPending += 1;
+      signal('bodies:' + bodiesPending);
+      const done = () => {
+        bodiesPending -= 1;
+        signal('bodies:' + bodiesPending);
+      };
+      body.then(done, done);
+      return body;
+    };
+  }
+
   // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
   // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
   // of its own, which came before the frame was drawn in some frames and after it in others

@@ -263,7 +263,7 @@ def main():
     ap.add_argument("--show", default="0,1,15,30", help="frames whose values to print")
     ap.add_argument("--pagereel", default=os.environ.get("PAGEREEL", os.path.join(ROOT, "build/src/cli/pagereel")))
     ap.add_argument("--manifest", default="manifest.json",
-                    help="the pages' list, in tests/conformance (pending.json: pages that fail on a known defect)")
+                    help="the pages' list, in tests/conformance")
     args = ap.parse_args()
 
     if not os.path.isdir(os.path.join(HERE, "node_modules")):
