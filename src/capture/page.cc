@@ -1102,6 +1102,16 @@ std::vector<PageMessage> Page::TakeMessages() {
       if (!d.is_object()) continue;
       pm.kind = PageMessage::Kind::kDialog;
       pm.text = DialogText(d.value("type", std::string("alert")), d.value("message", std::string()));
+      // The frame whose time the page was at: the first whose time is not before it (what
+      // runs between two frames shows in the second). The frame the engine was at when the
+      // signal came may be a later one: the renderer's events and the browser's answer to
+      // beginFrame come on separate ways.
+      if (d.contains("t") && d["t"].is_number_integer()) {
+        const int64_t t = d["t"].get<int64_t>();
+        int64_t n = std::max<int64_t>(0, t * options_.fps.num / (1000 * options_.fps.den) - 1);
+        while (FrameTimeMillis(n, options_.fps) < t) ++n;
+        pm.frame = n;
+      }
     } else if (method == "Page.javascriptDialogOpening") {
       pm.kind = PageMessage::Kind::kDialog;
       pm.text = DialogText(params.value("type", std::string("alert")),

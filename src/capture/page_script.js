@@ -257,7 +257,10 @@
   // engine lists it in the summary (--strict fails the render on it). A dialog this
   // cannot catch (beforeunload) is dismissed by the engine through DevTools.
   const dialog = (type, answer) => function (message) {
-    signal('dialog:' + JSON.stringify({ type, message: message === undefined ? '' : String(message) }));
+    // With the film time: the signal can reach the engine after the frame has moved on.
+    signal('dialog:' + JSON.stringify({
+      type, message: message === undefined ? '' : String(message), t: shift === null ? null : film(),
+    }));
     return answer;
   };
   window.alert = dialog('alert', undefined);
