@@ -87,9 +87,12 @@ TEST_F(LivePageTest, AnimationFramesRunAtTheShowsInstants) {
     t.push_back(std::stod(list.substr(pos, comma - pos)));
     pos = comma == std::string::npos ? list.size() : comma + 1;
   }
-  ASSERT_EQ(t.size(), 10u) << *times;
   // One animation frame per beginFrame, 40 ms of show time apart (Chromium coarsens the
-  // page's clock by up to 0.1 ms).
+  // page's clock by up to 0.1 ms), none missing after the first. The first beginFrame after
+  // the load may run none: seen once in a full quiet suite run (2026-12-02, times
+  // [83.2, 123.2, ..., 403.2]), as the first beginFrame after a load is the one that also
+  // comes back without its screenshot (capture/page.cc, kScreenshotTries).
+  ASSERT_GE(t.size(), 9u) << *times;
   for (size_t i = 1; i < t.size(); ++i) EXPECT_NEAR(t[i] - t[i - 1], 40.0, 0.2) << *times;
 }
 
