@@ -120,6 +120,8 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those of them that hold videos.
   // Response bodies each document reads and has not got yet (page_script.js), by context.
   std::map<int64_t, int64_t> bodies_pending GUARDED_BY(mu);
+  // Pictures of worker canvases each document has drawn (page_script.js), by context.
+  std::map<int64_t, int64_t> canvases_received GUARDED_BY(mu);
   int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page counted, as reported...
   int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
   int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
@@ -208,6 +210,12 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
+    } else if (payload->rfind("canvases:", 0) == 0) {
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      if (context.ok()) {
+        canvases_received[static_cast<int64_t>(*context)] = std::atoll(payload->c_str() + 9);
+      }
+      cv.SignalAll();
     } else if (payload->rfind("bodies:", 0) == 0) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       const int64_t pending = std::atoll(payload->c_str() + 7);
@@ -742,41 +750,42 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
 }
 
 Status Page::AwaitWorkerPictures(int64_t pictures) {
-  // A picture crosses from the worker's thread to the page's on the wall clock, and the
-  // page takes it as a task: let the page's tasks run, with virtual time held at the fence
-  // the last budget left (as SyncVideos does), until its documents have them all.
+  // A picture crosses from the worker's thread to the page's on the wall clock (a
+  // MessagePort), and the page takes it as a task.
+  return HoldTimeUntil(
+      [this, pictures]() REQUIRES(shared_->mu) {
+        int64_t received = 0;
+        for (const auto& [context, n] : shared_->canvases_received) received += n;
+        return received >= pictures;
+      },
+      "picture(s) a worker drew on its canvases did not arrive");
+}
+
+Status Page::HoldTimeUntil(const std::function<bool()>& done, std::string_view what) {
+  {
+    MutexLock lock(&shared_->mu);
+    if (done()) return Status::Ok();
+  }
+  // The page's tasks run, with page time held at the fence the last budget left.
   PR_RETURN_IF_ERROR(
       Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
           .status());
-  std::set<int64_t> contexts;
+  const Clock::time_point deadline = Clock::now() + options_.timeout;
+  bool settled = false;
   {
     MutexLock lock(&shared_->mu);
-    contexts = shared_->contexts;
-  }
-  const std::string count = "window.__pagereel ? window.__pagereel.canvases() : 0";
-  Clock::time_point deadline = Clock::now() + options_.timeout;
-  for (;;) {
-    int64_t received = 0;
-    for (int64_t context : contexts) {
-      Result<cdp::Message> reply =
-          Call("Runtime.evaluate",
-               Dump({{"expression", count}, {"returnByValue", true}, {"contextId", context}}));
-      if (!reply.ok()) continue;  // The document went away.
-      if (Result<double> n = cdp::GetNumber(*reply, {"result", "result", "value"}); n.ok()) {
-        received += static_cast<int64_t>(*n);
-      }
+    while (!(settled = done()) && !Stopped() && Clock::now() < deadline) {
+      shared_->cv.WaitUntil(&shared_->mu,
+                            std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
     }
-    if (received >= pictures) return Status::Ok();
-    PR_RETURN_IF_ERROR(session_->Check());
-    if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
-    if (Clock::now() >= deadline) {
-      return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
-                                   ": " + std::to_string(pictures - received) +
-                                   " picture(s) a worker drew on its canvases did not arrive "
-                                   "within " + SecondsText(options_.timeout));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  PR_RETURN_IF_ERROR(session_->Check());
+  if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
+  if (!settled) {
+    return DeadlineExceededError("the page " + name_ + " did not settle " + Where() + ": " +
+                                 std::string(what) + " within " + SecondsText(options_.timeout));
+  }
+  return Status::Ok();
 }
 
 Status Page::AdvanceTo(int64_t virtual_us) {
@@ -815,33 +824,8 @@ Status Page::AdvanceTo(int64_t virtual_us) {
 }
 
 Status Page::AwaitBodies() {
-  {
-    MutexLock lock(&shared_->mu);
-    if (shared_->bodies_pending.empty()) return Status::Ok();
-  }
-  // Let the page's tasks run, with page time held at the fence the budget left (as
-  // SyncVideos does), until every body it reads has come.
-  PR_RETURN_IF_ERROR(
-      Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
-          .status());
-  const Clock::time_point deadline = Clock::now() + options_.timeout;
-  bool arrived = false;
-  {
-    MutexLock lock(&shared_->mu);
-    while (!shared_->bodies_pending.empty() && !Stopped() && Clock::now() < deadline) {
-      shared_->cv.WaitUntil(&shared_->mu,
-                            std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
-    }
-    arrived = shared_->bodies_pending.empty();
-  }
-  PR_RETURN_IF_ERROR(session_->Check());
-  if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
-  if (!arrived) {
-    return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
-                                 ": a response body it reads did not arrive within " +
-                                 SecondsText(options_.timeout));
-  }
-  return Status::Ok();
+  return HoldTimeUntil([this]() REQUIRES(shared_->mu) { return shared_->bodies_pending.empty(); },
+                       "a response body it reads did not arrive");
 }
 
 Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index) {

@@ -158,6 +158,9 @@ class Page {
   // Waits, with the page's tasks running and its time held, until every response body the
   // page reads (r.json() and the like) has come.
   Status AwaitBodies();
+  // Lets the page's tasks run with its time held until `done` (called with shared_->mu
+  // held) is true; fails naming `what` after the timeout.
+  Status HoldTimeUntil(const std::function<bool()>& done, std::string_view what);
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
   Status AwaitWorkerPictures(int64_t pictures);

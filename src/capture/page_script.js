@@ -94,7 +94,7 @@
     const drawBack = (elements) => (e) => {
       const element = elements[e.data && e.data.canvas];
       const bitmap = e.data && e.data.bitmap;
-      if (bitmap) canvasesReceived += 1;
+      if (bitmap) signal('canvases:' + ++canvasesReceived);
       if (!element || !bitmap) return;
       if (element.width !== bitmap.width) element.width = bitmap.width;
       if (element.height !== bitmap.height) element.height = bitmap.height;
@@ -551,7 +551,6 @@
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       syncVideos() { return syncVideos().then(() => videos.length); },
-      canvases() { return canvasesReceived; },
       // What the reports said so far, "count:ms", for a report that has not arrived.
       ticks() { return ticks + ':' + lastTick; },
     }),
