@@ -59,12 +59,12 @@ void PrintSummary(const live::ShowStatus& st) {
   for (const live::SourceStatus& s : st.sources) {
     std::fprintf(stderr,
                  "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s), %lld repeated, "
-                 "%lld discarded, %lld ticks skipped, %lld restarts, arrival %.1f ms after its "
-                 "tick; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
+                 "%lld discarded, %lld ticks skipped, %lld restarts, pictures ready %.1f ms %s "
+                 "their ticks; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
                  s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps,
                  static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
-                 static_cast<long long>(s.skipped), static_cast<long long>(s.restarts), s.arrival_ms,
-                 s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+                 static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
+                 std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
     if (!s.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", s.last_error.c_str());
   }
   for (const live::OutputStatus& o : st.outputs) {

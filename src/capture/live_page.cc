@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
+#include <string_view>
 
 #include "capture/page_session.h"
 #include "cdp/json_util.h"
@@ -82,10 +84,6 @@ bool LivePage::loaded() const { return shared_->loaded; }
 
 Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
                                        std::chrono::nanoseconds interval, bool force_screenshot) {
-  // A beginFrame that asks for a screenshot always redraws the whole page, damaged or not,
-  // so the frame is first run without one; only when it changed (or a picture is wanted
-  // anyway) is it drawn again at the same instant with a screenshot. Sending the same
-  // frameTimeTicks again runs no second animation frame.
   if (frame_time <= last_frame_time_) {
     // Chromium does not answer a beginFrame whose time went backwards.
     return InternalError("frame times must increase (" + std::to_string(frame_time.count()) +
@@ -94,7 +92,14 @@ Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
   last_frame_time_ = frame_time;
   json params = {{"frameTimeTicks", Millis(frame_time)}, {"interval", Millis(interval)}};
   LiveFrame frame;
-  if (!force_screenshot) {
+  // A beginFrame that asks for a screenshot redraws and reads back the whole page, changed
+  // or not, so a page at rest is first drawn without one and only read back when it
+  // changed (a second beginFrame at the same instant, which runs no second animation
+  // frame). A page that changed at its last frame is taken to be animating: its frame is
+  // drawn and read back in one beginFrame, which halves the browser's work per picture
+  // (docs/live.md, "Freshness"); a picture identical to the last one ends that.
+  const bool probe_first = !force_screenshot && !animating_;
+  if (probe_first) {
     PR_ASSIGN_OR_RETURN(cdp::Message reply, session_->BeginFrame(params.dump()));
     Result<bool> damage = cdp::GetBool(reply, {"result", "hasDamage"});
     frame.has_damage = damage.ok() && *damage;
@@ -113,16 +118,22 @@ Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
   for (int retry = 0; retry < kReadbackRetries && !cdp::Has(reply, {"result", "screenshotData"}); ++retry) {
     PR_ASSIGN_OR_RETURN(reply, session_->BeginFrame(params.dump()));
   }
-  if (force_screenshot) {
-    Result<bool> damage = cdp::GetBool(reply, {"result", "hasDamage"});
-    frame.has_damage = damage.ok() && *damage;
+  if (!cdp::Has(reply, {"result", "screenshotData"})) {
+    animating_ = false;
+    return frame;
   }
-  if (cdp::Has(reply, {"result", "screenshotData"})) {
-    PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
-                        TakeScreenshot(std::move(reply), {"result", "screenshotData"}, 0,
-                                       options_.alpha ? encode::ImageFormat::kPng : encode::ImageFormat::kJpeg));
-    frame.screenshot = std::move(encoded);
-  }
+  PR_ASSIGN_OR_RETURN(EncodedFrame encoded,
+                      TakeScreenshot(std::move(reply), {"result", "screenshotData"}, 0,
+                                     options_.alpha ? encode::ImageFormat::kPng : encode::ImageFormat::kJpeg));
+  // The same page draws to the same bytes: a picture equal to the last one is no change.
+  // (Also after a probe that saw damage: the first beginFrame after one with a screenshot
+  // at a new frame time reports damage on a still page, headless-shell 156.)
+  const size_t digest = std::hash<std::string_view>{}(std::string_view(encoded.base64(), encoded.length));
+  const bool changed = force_screenshot || digest != last_digest_;
+  last_digest_ = digest;
+  animating_ = changed;
+  frame.has_damage = changed;
+  if (changed || force_screenshot) frame.screenshot = std::move(encoded);
   return frame;
 }
 

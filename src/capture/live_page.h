@@ -58,7 +58,8 @@ class LivePage {
 
   // Draws one frame at `frame_time` (CLOCK_MONOTONIC) with the show's `interval`, and reads
   // it back if it changed; `force_screenshot` asks for a picture even without a change (a
-  // source's first). kUnavailable when the browser died, kDeadlineExceeded when it hung.
+  // source's first). has_damage says whether the page changed (for a page that was
+  // animating: whether its picture differs from the last one). kUnavailable when the browser died, kDeadlineExceeded when it hung.
   // REQUIRES: frame_time later than the last call's.
   Result<LiveFrame> BeginFrame(std::chrono::nanoseconds frame_time,
                                std::chrono::nanoseconds interval, bool force_screenshot = false);
@@ -87,6 +88,8 @@ class LivePage {
   std::unique_ptr<PageSession> session_;
   std::shared_ptr<Shared> shared_;
   std::chrono::nanoseconds last_frame_time_{0};
+  bool animating_ = false;   // The last frame changed: draw and read back in one beginFrame.
+  size_t last_digest_ = 0;   // Of the last picture read back.
 };
 
 }  // namespace pagereel::capture

@@ -203,7 +203,7 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"drawP50Ms", s.draw_p50_ms},
          {"drawP99Ms", s.draw_p99_ms},
          {"prepareP50Ms", s.prepare_p50_ms},
-         {"beginP50Ms", s.begin_p50_ms},
+         {"leadP50Ms", s.lead_p50_ms},
          {"lastError", s.last_error}});
   }
   json outputs = json::array();

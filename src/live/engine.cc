@@ -44,6 +44,19 @@ constexpr size_t kRememberedCalls = 64;
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
 constexpr int kClockNice = -10;
+// How far ahead of its tick a frame may be begun, at least: one browser here draws and
+// reads back a 720p frame in 14-18 ms (p99 27 ms), so at 50 fps and above a frame needs
+// more than its own period of slack (bench/RESULTS.md, "live freshness").
+constexpr nanoseconds kMinLead{33'000'000};
+// The most periods a frame may be begun before its tick (the lead grows with what frames
+// take): what a template call may wait, at worst, before its frame is begun.
+constexpr int64_t kMaxLeadTicks = 4;
+
+// Periods of lead at `fps`: the fewest that cover kMinLead, and at least one.
+int64_t LeadTicks(Rational fps) {
+  const double period_ns = 1e9 / fps.ToDouble();
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(kMinLead.count()) / period_ns - 1e-9)));
+}
 
 int64_t RealtimeMs() {
   timespec ts{};
@@ -142,7 +155,7 @@ struct Source {
   std::atomic<int> browser_pid{0};
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
-  MicrosHistogram begin_offset;  // When its beginFrame was sent, after its tick's instant.
+  MicrosHistogram lead_time;  // How long before its tick's instant each frame was begun.
 
   Mutex mu;
   // Visibility as the compositor applies it: the opacity multiplier moves towards `target`
@@ -202,11 +215,32 @@ class Engine::Impl {
   Status Navigate(const std::string& id, const std::string& url);
 
  private:
+  // A picture read back from a source's page, on its way to being decoded and prepared.
+  struct Drawn {
+    Source* source;
+    capture::EncodedFrame shot;
+    int64_t for_tick;
+    int64_t drawn_ns;
+  };
+
   // A browser and the pages of the sources on it.
   struct Worker {
     int index = 0;
     nanoseconds phase_offset{0};
+    // How many periods (less the phase offset) before its tick a frame may be begun: a
+    // frame drawn ahead waits in its source's slot, and a slow frame is absorbed by the
+    // slack the ones before it left (docs/live.md, "Freshness").
+    int64_t lead_ticks = 1;
+    // Smoothed time from a frame's begin until its picture is ready (draw and prepare):
+    // a worker that fell behind skips to the first tick it can still be ready for.
+    double expected_ns = 0;                // The worker's thread only.
+    std::atomic<int64_t> lead_ns{0};        // The lead now, for the status.
+    std::atomic<double> prepare_ema_ns{0};  // Written by its prepare thread.
     std::vector<Source*> sources;
+    // Pictures the worker read back, decoded and prepared by its own thread
+    // ("live-prep-k") while the browser draws the next frame.
+    std::unique_ptr<BoundedQueue<Drawn>> prepare_queue;
+    std::jthread prepare_thread;
     // Replaced only by the worker's thread; everyone (the worker too) copies the pointers
     // under page_mu and calls the page without it, so a slow template call never holds up
     // the worker's frames (the browser lets one beginFrame run at a time on its own).
@@ -229,7 +263,9 @@ class Engine::Impl {
 
   Status LaunchWorker(Worker& w);
   void WorkerLoop(Worker& w, std::stop_token stop);
-  Status DrawSources(Worker& w, const WorkerPages& current, int64_t n);
+  // Draws every source of the worker for tick `target` and queues their pictures.
+  Status DrawSources(Worker& w, const WorkerPages& current, int64_t target);
+  void PrepareLoop(Worker& w);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
   void OutputLoop(Output& out);
@@ -346,6 +382,8 @@ Status Engine::Impl::Start() {
     w.index = static_cast<int>(k);
     const Rational phase = show_.clock.stagger ? StaggerPhase(w.index) : Rational{0, 1};
     w.phase_offset = nanoseconds(TickSchedule(0, show_.fps).PhaseOffsetNs(phase));
+    w.lead_ticks = LeadTicks(show_.fps) + (w.phase_offset.count() == 0 ? 0 : 1);
+    w.prepare_queue = std::make_unique<BoundedQueue<Drawn>>(2);
     for (Source* s : w.sources) s->phase = phase;
     PR_RETURN_IF_ERROR(LaunchWorker(w));
   }
@@ -407,6 +445,10 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   }
   for (auto& w : workers_) {
     Worker* wp = w.get();
+    wp->prepare_thread = std::jthread([this, wp] {
+      SetCurrentThreadName("live-prep-" + std::to_string(wp->index));
+      PrepareLoop(*wp);
+    });
     wp->thread = std::jthread([this, wp](std::stop_token st) {
       SetCurrentThreadName("live-worker-" + std::to_string(wp->index));
       WorkerLoop(*wp, st);
@@ -430,6 +472,8 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   for (auto& w : workers_) {
     w->thread.request_stop();
     if (w->thread.joinable()) w->thread.join();
+    w->prepare_queue->Close();
+    if (w->prepare_thread.joinable()) w->prepare_thread.join();
   }
   draining_ = true;
   for (auto& out : outputs_) out->queue->Close();
@@ -520,9 +564,23 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
 void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
   milliseconds backoff = kFirstBackoff;
   int64_t retry_at_ns = 0;
-  int64_t n = 0;
+  const int64_t base_lead_ns = w.lead_ticks * Period().count() - w.phase_offset.count();
+  const int64_t max_lead_ns = kMaxLeadTicks * Period().count();
+  // The tick the next frame is drawn for. Its frame is begun no earlier than the lead before
+  // its instant, or as soon as the one before it is done. The lead is twice what a frame
+  // has been taking (draw and prepare), rounded up to whole periods (less the phase), so
+  // a frame that takes twice as long as usual is still on time; never less than the base
+  // lead, never more than kMaxLeadTicks periods.
+  int64_t t = w.lead_ticks;
   while (!stop.stop_requested()) {
-    clock_.SleepUntil(TickNs(n) + w.phase_offset.count());
+    // In whole periods, so the worker keeps its phase.
+    const int64_t period_ns = Period().count();
+    const int64_t wanted_ns =
+        (static_cast<int64_t>(2 * w.expected_ns) + w.phase_offset.count() + period_ns - 1) / period_ns * period_ns -
+        w.phase_offset.count();
+    const int64_t lead_ns = std::clamp(wanted_ns, base_lead_ns, std::max(base_lead_ns, max_lead_ns));
+    w.lead_ns.store(lead_ns, std::memory_order_relaxed);
+    clock_.SleepUntil(TickNs(t) - lead_ns);
     if (stop.stop_requested()) break;
     const WorkerPages current = PagesOf(w);
     if (!current.browser) {
@@ -546,8 +604,14 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
         }
       }
     } else {
-      Status drawn = DrawSources(w, current, n);
-      if (!drawn.ok()) {
+      const int64_t began = clock_.MonotonicNs();
+      Status drawn = DrawSources(w, current, t);
+      if (drawn.ok()) {
+        // What a frame of this worker's takes from its begin until its picture is ready.
+        const double took = static_cast<double>(clock_.MonotonicNs() - began) +
+                            w.prepare_ema_ns.load(std::memory_order_relaxed);
+        w.expected_ns = w.expected_ns == 0 ? took : w.expected_ns + (took - w.expected_ns) / 8;
+      } else {
         // Crashed or hung: the show keeps the sources' last pictures while a new browser
         // comes up.
         for (Source* s : w.sources) {
@@ -562,21 +626,25 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
         w.browser.reset();  // Kills what is left of it.
       }
     }
-    // The next tick whose instant (at this worker's phase) is still ahead; the ones passed
-    // meanwhile are skipped, and their ticks repeat the sources' pictures.
-    const int64_t next = schedule_.NextTick(n, clock_.MonotonicNs(), w.phase_offset.count());
-    for (Source* s : w.sources) s->skipped += next - n - 1;
-    n = next;
+    // The next tick whose picture can still be ready in time; the ones passed meanwhile are
+    // skipped, and their ticks repeat the sources' pictures.
+    const int64_t ready = clock_.MonotonicNs() + static_cast<int64_t>(w.expected_ns);
+    const int64_t next = schedule_.NextTick(t, ready, 0);
+    for (Source* s : w.sources) s->skipped += next - t - 1;
+    t = next;
   }
 }
 
-Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t n) {
+Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t target) {
+  // Frames are drawn ahead, for the tick they will be shown at: the page's frame time is
+  // that tick's instant, and the picture waits in the source's slot until it (docs/live.md,
+  // "Freshness").
   for (size_t i = 0; i < w.sources.size(); ++i) {
     Source& s = *w.sources[i];
     const int64_t began = clock_.MonotonicNs();
-    s.begin_offset.Add(began - TickNs(n));
+    s.lead_time.Add(TickNs(target) - began);
     Result<capture::LiveFrame> frame =
-        current.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
+        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period(), !s.has_picture);
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -589,7 +657,17 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
       continue;
     }
     if (!frame->screenshot) continue;
-    Result<encode::Image> image = encode::DecodeScreenshot(frame->screenshot->screenshot());
+    s.has_picture = true;
+    // Blocks only when two pictures already wait: the browser then waits for pagereel.
+    w.prepare_queue->Push(Drawn{&s, std::move(*frame->screenshot), target, drawn});
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::PrepareLoop(Worker& w) {
+  while (std::optional<Drawn> drawn = w.prepare_queue->Pop()) {
+    Source& s = *drawn->source;
+    Result<encode::Image> image = encode::DecodeScreenshot(drawn->shot.screenshot());
     if (!image.ok()) {
       MutexLock lock(&s.mu);
       s.last_error = image.status().message();
@@ -605,18 +683,19 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
       continue;
     }
     const int64_t arrived = clock_.MonotonicNs();
-    s.prepare_time.Add(arrived - drawn);
+    s.prepare_time.Add(arrived - drawn->drawn_ns);
+    const double took = static_cast<double>(arrived - drawn->drawn_ns);
+    const double ema = w.prepare_ema_ns.load(std::memory_order_relaxed);
+    w.prepare_ema_ns.store(ema == 0 ? took : ema + (took - ema) / 8, std::memory_order_relaxed);
     auto shared = std::make_shared<const Picture>(std::move(picture).value());
     {
       MutexLock lock(&s.mu);
       s.latest = shared;
     }
-    s.slot.Put(std::move(shared), arrived, n);
+    s.slot.Put(std::move(shared), arrived, drawn->for_tick);
     s.frames++;
-    s.has_picture = true;
     s.last_paint_ms = RealtimeMs();
   }
-  return Status::Ok();
 }
 
 void Engine::Impl::OutputLoop(Output& out) {
@@ -709,7 +788,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.draw_p50_ms = s->draw_time.Quantile(0.5) / 1000;
     ss.draw_p99_ms = s->draw_time.Quantile(0.99) / 1000;
     ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
-    ss.begin_p50_ms = s->begin_offset.Quantile(0.5) / 1000;
+    ss.lead_p50_ms = s->lead_time.Quantile(0.5) / 1000;
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
     ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
@@ -826,6 +905,8 @@ void Engine::Impl::Shutdown() {
   for (auto& w : workers_) {
     w->thread.request_stop();
     if (w->thread.joinable()) w->thread.join();
+    if (w->prepare_queue) w->prepare_queue->Close();
+    if (w->prepare_thread.joinable()) w->prepare_thread.join();
   }
   for (auto& out : outputs_) {
     out->queue->Close();

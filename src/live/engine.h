@@ -55,7 +55,7 @@ struct SourceStatus {
   double draw_p50_ms = 0;     // A frame begun in its browser, to its reply.
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
-  double begin_p50_ms = 0;    // Its frames begun this long after their ticks' instants.
+  double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
   std::string last_error;
 };
 
