@@ -40,6 +40,10 @@ constexpr milliseconds kMaxBackoff{5'000};
 constexpr milliseconds kDrainTimeout{10'000};
 // Template calls kept per source to replay after a restart.
 constexpr size_t kRememberedCalls = 64;
+// Pictures of a page just navigated to or reloaded after a restart that are not put on air
+// (the source shows its last picture meanwhile): the first beginFrame after a load can
+// come back before the page painted.
+constexpr int kHeldPictures = 1;
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
@@ -152,6 +156,7 @@ struct Source {
   std::atomic<int64_t> restarts{0};
   std::atomic<int64_t> last_paint_ms{0};
   std::atomic<bool> has_picture{false};
+  std::atomic<int> hold_pictures{0};  // Pictures of a new page not to put on air.
   std::atomic<int> browser_pid{0};
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
@@ -276,7 +281,11 @@ class Engine::Impl {
     std::shared_ptr<browser::Browser> browser;
     std::shared_ptr<capture::LivePage> page;
     Source* source;
+    Worker* worker;
+    size_t index;  // Of the source in its worker's.
   };
+  // How a source's page is opened at `url`.
+  capture::LivePageOptions PageOptions(const Source& s, const std::string& url) const;
   Result<PageRef> PageOf(const std::string& id);
   Source* SourceOf(const std::string& id);
   void Shutdown();
@@ -323,16 +332,12 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   PR_ASSIGN_OR_RETURN(std::shared_ptr<browser::Browser> browser, browser::Browser::Launch(launch));
   std::vector<std::shared_ptr<capture::LivePage>> pages;
   for (Source* s : w.sources) {
-    capture::LivePageOptions options;
+    std::string url;
     {
       MutexLock lock(&s->mu);
-      options.url = s->current_url;
+      url = s->current_url;
     }
-    options.width = s->spec.width > 0 ? s->spec.width : show_.width;
-    options.height = s->spec.height > 0 ? s->spec.height : show_.height;
-    options.alpha = s->spec.transparent;
-    options.timeout = kHangTimeout;
-    options.name = "'" + s->spec.id + "' (" + s->spec.url.substr(0, 80) + ")";
+    const capture::LivePageOptions options = PageOptions(*s, url);
     Result<std::unique_ptr<capture::LivePage>> page = capture::LivePage::Open(*browser, options);
     if (!page.ok()) {
       return Status(page.status().code(),
@@ -345,6 +350,17 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   w.pages = std::move(pages);
   w.browser = std::move(browser);
   return Status::Ok();
+}
+
+capture::LivePageOptions Engine::Impl::PageOptions(const Source& s, const std::string& url) const {
+  capture::LivePageOptions options;
+  options.url = url;
+  options.width = s.spec.width > 0 ? s.spec.width : show_.width;
+  options.height = s.spec.height > 0 ? s.spec.height : show_.height;
+  options.alpha = s.spec.transparent;
+  options.timeout = kHangTimeout;
+  options.name = "'" + s.spec.id + "' (" + url.substr(0, 80) + ")";
+  return options;
 }
 
 Status Engine::Impl::Start() {
@@ -590,6 +606,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
           RestoreState(w, PagesOf(w));
           for (Source* s : w.sources) {
             s->restarts++;
+            s->hold_pictures = kHeldPictures;
             s->has_picture = false;
             as_run_.Line(CurrentTick(), "source " + s->spec.id + " is back (browser restarted)");
           }
@@ -657,6 +674,12 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
       continue;
     }
     if (!frame->screenshot) continue;
+    if (s.hold_pictures.load() > 0) {
+      // A page just put in: its first frame after the load can come back before it painted
+      // (an empty picture); the next is read back too (has_picture stays false).
+      s.hold_pictures--;
+      continue;
+    }
     s.has_picture = true;
     // Blocks only when two pictures already wait: the browser then waits for pagereel.
     w.prepare_queue->Push(Drawn{&s, std::move(*frame->screenshot), target, drawn});
@@ -848,7 +871,7 @@ Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
       if (w->sources[i]->spec.id != id) continue;
       MutexLock lock(&w->page_mu);
       if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
-      return PageRef{w->browser, w->pages[i], w->sources[i]};
+      return PageRef{w->browser, w->pages[i], w->sources[i], w.get(), i};
     }
   }
   return NotFoundError("no source is called '" + id + "'");
@@ -892,11 +915,53 @@ void Engine::Impl::RestoreState(Worker& w, const WorkerPages& current) {
 
 Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
   PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
+  std::string target = url;
+  if (target.empty()) {
+    MutexLock lock(&ref.source->mu);
+    target = ref.source->current_url;
+  }
   as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
-  PR_RETURN_IF_ERROR(ref.page->Navigate(url));
-  MutexLock lock(&ref.source->mu);
-  if (!url.empty()) ref.source->current_url = url;
-  ref.source->calls.clear();  // A new document starts from its own state.
+  // The new page is loaded beside the one on air, in the same browser, and takes its place
+  // only once it has loaded: until then (and for good, if it cannot load) the source shows
+  // its old page, with its transparency, and keeps its template state.
+  Result<std::unique_ptr<capture::LivePage>> opened =
+      capture::LivePage::Open(*ref.browser, PageOptions(*ref.source, target));
+  if (!opened.ok()) {
+    as_run_.Line(CurrentTick(), "navigate " + id + " refused, the source is unchanged: " +
+                                    std::string(opened.status().message()));
+    return Status(opened.status().code(), std::string(opened.status().message()) +
+                                              "; the source still shows its page");
+  }
+  std::shared_ptr<capture::LivePage> page = std::move(opened).value();
+  const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
+  while (!page->loaded() && std::chrono::steady_clock::now() < deadline && !stopping_) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  if (!page->loaded()) {
+    const std::string why = target.substr(0, 200) + " did not finish loading within " +
+                            std::to_string(show_.source_timeout.count() / 1000) +
+                            " s; the source still shows its page";
+    as_run_.Line(CurrentTick(), "navigate " + id + " refused: " + why);
+    return DeadlineExceededError(why);
+  }
+  {
+    Worker& w = *ref.worker;
+    MutexLock lock(&w.page_mu);
+    if (w.browser != ref.browser || w.pages.size() <= ref.index) {
+      return UnavailableError("source '" + id + "' restarted meanwhile; try again");
+    }
+    w.pages[ref.index] = std::move(page);
+  }
+  {
+    MutexLock lock(&ref.source->mu);
+    ref.source->current_url = target;
+    ref.source->calls.clear();  // A new document starts from its own state.
+  }
+  // Its first pictures are taken whether or not the page changed; the one before is kept
+  // on air until then.
+  ref.source->hold_pictures = kHeldPictures;
+  ref.source->has_picture = false;
+  as_run_.Line(CurrentTick(), "source " + id + " now shows " + target.substr(0, 200));
   return Status::Ok();
 }
 

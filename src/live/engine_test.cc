@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -230,6 +231,111 @@ TEST_F(EngineTest, ARestartedSourceGetsItsPageAndTemplateDataBack) {
   runner.join();
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, "\"second:Ada\"");  // The page it was navigated to, with its data.
+}
+
+}  // namespace
+}  // namespace pagereel::live
+
+namespace pagereel::live {
+namespace {
+
+// A transparent overlay whose page is changed on air: until the new page has loaded the
+// program keeps the old one's picture, and at no tick is anything but the two boxes and
+// the show's black background on air (the white of a page being loaded was, 9-24 ticks).
+TEST_F(EngineTest, ANavigatedOverlayKeepsItsPictureUntilTheNewPageIsUp) {
+  const char kRed[] =
+      "data:text/html,<body style='margin:0'><div style='width:100px;height:50px;"
+      "background:rgb(220,0,0)'></div><script>function update(d){document.title=d}</script></body>";
+  // Of another origin (no paint holding), and slow to load: its parser is blocked 400 ms.
+  const fs::path green_page = scratch_.path() / "green.html";
+  {
+    std::ofstream(green_page) << "<body style='margin:0'><script>const t=Date.now();"
+                                 "while(Date.now()-t<400){}</script><div style='width:100px;"
+                                 "height:50px;background:rgb(0,200,0)'></div></body>";
+  }
+  const std::string kGreen = "file://" + green_page.string();
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.sources.push_back(SourceSpec{.id = "gfx", .url = kRed, .transparent = true});
+  OutputSpec out;
+  out.id = "recording";
+  out.stream.container = encode::Container::kMpegTs;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, (scratch_.path() / "p.ts").string(), nullptr};
+  show.outputs.push_back(out);
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  // Every program picture from now until the green box is up.
+  std::atomic<bool> green{false};
+  std::atomic<int> foreign{0}, red{0}, empty{0};
+  std::string trace;  // The states seen, in order.
+  std::jthread sampler([&] {
+    for (int i = 0; i < 1500 && !green; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(4));
+      std::shared_ptr<const Picture> p = e.Program();
+      if (p == nullptr) continue;
+      const uint8_t* box = &p->pixels[(20 * p->width + 20) * 4];
+      const uint8_t* outside = &p->pixels[(120 * p->width + 200) * 4];
+      char state = 'x';
+      const bool stray = outside[0] != 0 || outside[1] != 0 || outside[2] != 0;
+      if (stray) foreign++, state = 'w';
+      else if (box[0] > 200 && box[1] < 20) red++, state = 'r';
+      else if (box[1] > 180 && box[0] < 20) green = true, state = 'g';
+      else if (box[0] == 0 && box[1] == 0 && box[2] == 0) state = '0', empty += red > 0 ? 1 : 0;
+      else foreign++;
+      if (trace.empty() || trace.back() != state) trace += state;
+    }
+  });
+  for (int i = 0; i < 100 && red == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GT(red.load(), 0) << "the first page never reached air";
+  Status navigated = e.Navigate("gfx", kGreen);
+  EXPECT_TRUE(navigated.ok()) << navigated.ToString();
+  sampler.join();
+  stop = true;
+  runner.join();
+  EXPECT_TRUE(green) << "the new page never reached air";
+  EXPECT_EQ(foreign.load(), 0) << "pictures other than the two pages' were on air: " << trace;
+  EXPECT_EQ(empty.load(), 0) << "the overlay left the air while its page changed: " << trace;
+}
+
+// A navigation that cannot load changes nothing: the old page stays on air with its
+// template state, and takes calls.
+TEST_F(EngineTest, ARefusedNavigationChangesNothing) {
+  const char kTemplate[] =
+      "data:text/html,<body style='margin:0;background:rgb(220,0,0)'><script>let v='none';"
+      "function update(d){v=d}function read(){return v}</script></body>";
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.sources.push_back(SourceSpec{.id = "gfx", .url = kTemplate});
+  OutputSpec out;
+  out.id = "recording";
+  out.stream.container = encode::Container::kMpegTs;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, (scratch_.path() / "p.ts").string(), nullptr};
+  show.outputs.push_back(out);
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  ASSERT_TRUE(e.CallSource("gfx", "update('Ada')").ok());
+  const std::string missing = "file://" + (scratch_.path() / "no-such-page.html").string();
+  Status navigated = e.Navigate("gfx", missing);
+  EXPECT_FALSE(navigated.ok());
+  EXPECT_NE(navigated.message().find("no-such-page.html"), std::string_view::npos) << navigated.ToString();
+  Result<std::string> read = e.CallSource("gfx", "read()");
+  // Let a few ticks pass, then look at the program.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::shared_ptr<const Picture> p = e.Program();
+  stop = true;
+  runner.join();
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, "\"Ada\"");
+  ASSERT_NE(p, nullptr);
+  EXPECT_GT(p->pixels[(90 * p->width + 160) * 4], 200);  // Still the red page.
 }
 
 }  // namespace
