@@ -65,6 +65,9 @@ void PrintSummary(const live::ShowStatus& st) {
                  static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
                  static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
                  std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+    if (s.page_errors > 0) {
+      std::fprintf(stderr, "    its page threw %lld uncaught exceptions\n", static_cast<long long>(s.page_errors));
+    }
     if (!s.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", s.last_error.c_str());
   }
   for (const live::OutputStatus& o : st.outputs) {

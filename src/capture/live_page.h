@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "browser/browser.h"
@@ -61,12 +62,29 @@ class LivePage {
   // source's first). has_damage says whether the page changed (for a page that was
   // animating: whether its picture differs from the last one). kUnavailable when the browser died, kDeadlineExceeded when it hung.
   // REQUIRES: frame_time later than the last call's.
+  // `timeout` (zero: the page's) bounds each beginFrame.
   Result<LiveFrame> BeginFrame(std::chrono::nanoseconds frame_time,
-                               std::chrono::nanoseconds interval, bool force_screenshot = false);
+                               std::chrono::nanoseconds interval, bool force_screenshot = false,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  // Runs an empty script in the page, to learn whether its main thread still takes tasks
+  // (a page stuck in a loop answers beginFrames from its compositor, but not this).
+  // kDeadlineExceeded when it got no answer within `timeout`.
+  Status Ping(std::chrono::milliseconds timeout);
+
+  // The page's uncaught exceptions since the last call (at most the newest 16, with how
+  // many there were in all), for the show's status and as-run log.
+  struct Errors {
+    std::vector<std::string> newest;
+    int64_t count = 0;
+  };
+  Errors TakeErrors();
 
   // Evaluates `expression` in the page (promises awaited) and returns its value as JSON
   // text; an exception comes back as kFailedPrecondition with the page's message.
-  Result<std::string> Evaluate(const std::string& expression);
+  // Waits at most `timeout` (zero: the page's).
+  Result<std::string> Evaluate(const std::string& expression,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Loads `url` in place of the current document; empty: reloads it.
   Status Navigate(const std::string& url);

@@ -204,7 +204,9 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"drawP99Ms", s.draw_p99_ms},
          {"prepareP50Ms", s.prepare_p50_ms},
          {"leadP50Ms", s.lead_p50_ms},
-         {"lastError", s.last_error}});
+         {"pageErrors", s.page_errors},
+         {"lastError", s.last_error},
+         {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)}});
   }
   json outputs = json::array();
   for (const OutputStatus& o : st.outputs) {
@@ -469,6 +471,8 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
        &SourceStatus::discarded},
       {"pagereel_live_source_skipped_total",
        "Ticks a source's worker was too busy to begin a frame for.", &SourceStatus::skipped},
+      {"pagereel_live_source_page_errors_total", "Uncaught exceptions in a source's page.",
+       &SourceStatus::page_errors},
       {"pagereel_live_source_restarts_total", "Browser replacements of a source's worker.",
        &SourceStatus::restarts},
   };

@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "base/bounded_queue.h"
 #include "base/mutex.h"
+#include "base/pressure.h"
 #include "base/thread.h"
 #include "browser/browser.h"
 #include "capture/image.h"
@@ -29,10 +32,20 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-// The longest one beginFrame may take before the source's browser is judged hung and
-// replaced. A healthy 1080p frame takes 30-80 ms here (a beginFrame with a JPEG screenshot
-// 30 ms, with a fast PNG 80 ms: docs/architecture.md).
+// The longest one beginFrame (or a ping of the page's script) may take before the source's
+// browser is judged hung and replaced. A healthy 1080p frame takes 30-80 ms here (a
+// beginFrame with a JPEG screenshot 30 ms, with a fast PNG 80 ms: docs/architecture.md).
 constexpr milliseconds kHangTimeout{3'000};
+// The same while the host is short of CPU (PSI "some" over kStarvedPressure percent of the
+// last 10 s): the browsers run at nice +10 below everything else, and a starved browser is
+// slow, not hung; it was replaced three times in 34 s under load before.
+constexpr milliseconds kStarvedHangTimeout{15'000};
+constexpr double kStarvedPressure = 40;
+// How often each worker checks that its pages' scripts still answer: a page stuck in a
+// loop keeps answering beginFrames from its compositor.
+constexpr milliseconds kPingEvery{1'000};
+// At most one as-run line per source per this long about its page's exceptions.
+constexpr milliseconds kErrorLogEvery{1'000};
 // Waits between attempts to relaunch a browser or reopen an output: doubled each time.
 constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
@@ -60,6 +73,14 @@ constexpr int64_t kMaxLeadTicks = 4;
 int64_t LeadTicks(Rational fps) {
   const double period_ns = 1e9 / fps.ToDouble();
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(kMinLead.count()) / period_ns - 1e-9)));
+}
+
+// How long a browser call may take before the browser is judged hung (see kHangTimeout).
+milliseconds HangLimit() {
+  std::ifstream in("/proc/pressure/cpu");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<Pressure> pressure = ParsePressure(text);
+  return pressure.ok() && pressure->some.avg10 >= kStarvedPressure ? kStarvedHangTimeout : kHangTimeout;
 }
 
 int64_t RealtimeMs() {
@@ -157,6 +178,9 @@ struct Source {
   std::atomic<int64_t> last_paint_ms{0};
   std::atomic<bool> has_picture{false};
   std::atomic<int> hold_pictures{0};  // Pictures of a new page not to put on air.
+  std::atomic<int64_t> page_errors{0};
+  int64_t errors_logged_ns = 0;     // Its worker's thread only: the last as-run line about them.
+  int64_t errors_unlogged = 0;      // Its worker's thread only.
   std::atomic<int> browser_pid{0};
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
@@ -169,6 +193,7 @@ struct Source {
   double target GUARDED_BY(mu) = 1;
   double step GUARDED_BY(mu) = 1;
   std::string last_error GUARDED_BY(mu);
+  int64_t last_error_ms GUARDED_BY(mu) = 0;
   std::shared_ptr<const Picture> latest GUARDED_BY(mu);  // For thumbnails.
   // What a restart reloads (after Navigate, the new page).
   std::string current_url GUARDED_BY(mu);
@@ -240,6 +265,7 @@ class Engine::Impl {
     // a worker that fell behind skips to the first tick it can still be ready for.
     double expected_ns = 0;                // The worker's thread only.
     std::atomic<int64_t> lead_ns{0};        // The lead now, for the status.
+    int64_t pinged_ns = 0;                  // The worker's thread only.
     std::atomic<double> prepare_ema_ns{0};  // Written by its prepare thread.
     std::vector<Source*> sources;
     // Pictures the worker read back, decoded and prepared by its own thread
@@ -271,6 +297,10 @@ class Engine::Impl {
   // Draws every source of the worker for tick `target` and queues their pictures.
   Status DrawSources(Worker& w, const WorkerPages& current, int64_t target);
   void PrepareLoop(Worker& w);
+  // Once every kPingEvery: whether the pages' scripts still answer (kDeadlineExceeded when
+  // one does not: the worker is replaced); and their exceptions, to the status and log.
+  Status CheckPages(Worker& w, const WorkerPages& current);
+  void SetError(Source& s, std::string_view error);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
   void OutputLoop(Output& out);
@@ -612,10 +642,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
           }
           backoff = kFirstBackoff;
         } else {
-          for (Source* s : w.sources) {
-            MutexLock lock(&s->mu);
-            s->last_error = launched.message();
-          }
+          for (Source* s : w.sources) SetError(*s, launched.message());
           retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
           backoff = std::min(backoff * 2, kMaxBackoff);
         }
@@ -623,6 +650,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
     } else {
       const int64_t began = clock_.MonotonicNs();
       Status drawn = DrawSources(w, current, t);
+      if (drawn.ok()) drawn = CheckPages(w, current);
       if (drawn.ok()) {
         // What a frame of this worker's takes from its begin until its picture is ready.
         const double took = static_cast<double>(clock_.MonotonicNs() - began) +
@@ -631,10 +659,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
       } else {
         // Crashed or hung: the show keeps the sources' last pictures while a new browser
         // comes up.
-        for (Source* s : w.sources) {
-          MutexLock lock(&s->mu);
-          s->last_error = drawn.message();
-        }
+        for (Source* s : w.sources) SetError(*s, drawn.message());
         as_run_.Line(CurrentTick(), "worker " + std::to_string(w.index) + " failed, restarting: " +
                                         std::string(drawn.message()));
         for (Source* s : w.sources) s->browser_pid = 0;
@@ -661,7 +686,7 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
     const int64_t began = clock_.MonotonicNs();
     s.lead_time.Add(TickNs(target) - began);
     Result<capture::LiveFrame> frame =
-        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period(), !s.has_picture);
+        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period(), !s.has_picture, HangLimit());
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -669,8 +694,7 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
           frame.status().code() == StatusCode::kDeadlineExceeded) {
         return frame.status();
       }
-      MutexLock lock(&s.mu);
-      s.last_error = frame.status().message();
+      SetError(s, frame.status().message());
       continue;
     }
     if (!frame->screenshot) continue;
@@ -687,13 +711,51 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
   return Status::Ok();
 }
 
+void Engine::Impl::SetError(Source& s, std::string_view error) {
+  MutexLock lock(&s.mu);
+  s.last_error = error;
+  s.last_error_ms = RealtimeMs();
+}
+
+Status Engine::Impl::CheckPages(Worker& w, const WorkerPages& current) {
+  const int64_t now = clock_.MonotonicNs();
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    Source& s = *w.sources[i];
+    capture::LivePage::Errors errors = current.pages[i]->TakeErrors();
+    if (errors.count > 0) {
+      s.page_errors += errors.count;
+      SetError(s, "the page threw: " + errors.newest.back());
+      s.errors_unlogged += errors.count;
+    }
+    if (s.errors_unlogged > 0 && now - s.errors_logged_ns >= nanoseconds(kErrorLogEvery).count()) {
+      std::string line = "source " + s.spec.id + ": the page threw: " +
+                         (errors.newest.empty() ? std::string("(see earlier)") : errors.newest.back());
+      if (s.errors_unlogged > 1) line += " (and " + std::to_string(s.errors_unlogged - 1) + " more exceptions)";
+      as_run_.Line(CurrentTick(), line);
+      s.errors_unlogged = 0;
+      s.errors_logged_ns = now;
+    }
+  }
+  if (now - w.pinged_ns < nanoseconds(kPingEvery).count()) return Status::Ok();
+  w.pinged_ns = now;
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    const milliseconds limit = HangLimit();
+    Status answered = current.pages[i]->Ping(limit);
+    if (answered.ok()) continue;
+    if (answered.code() != StatusCode::kDeadlineExceeded) return answered;
+    return DeadlineExceededError("the page of source '" + w.sources[i]->spec.id +
+                                 "' has not run a script for " + std::to_string(limit.count() / 1000) +
+                                 " s (its main thread is stuck: a loop in the page, or a call that never returns)");
+  }
+  return Status::Ok();
+}
+
 void Engine::Impl::PrepareLoop(Worker& w) {
   while (std::optional<Drawn> drawn = w.prepare_queue->Pop()) {
     Source& s = *drawn->source;
     Result<encode::Image> image = encode::DecodeScreenshot(drawn->shot.screenshot());
     if (!image.ok()) {
-      MutexLock lock(&s.mu);
-      s.last_error = image.status().message();
+      SetError(s, image.status().message());
       continue;
     }
     const int width = s.spec.width > 0 ? s.spec.width : show_.width;
@@ -701,8 +763,7 @@ void Engine::Impl::PrepareLoop(Worker& w) {
     Result<Picture> picture =
         PreparePicture(image->rgba.data(), image->width, image->height, image->width * 4, width, height);
     if (!picture.ok()) {
-      MutexLock lock(&s.mu);
-      s.last_error = picture.status().message();
+      SetError(s, picture.status().message());
       continue;
     }
     const int64_t arrived = clock_.MonotonicNs();
@@ -820,7 +881,9 @@ ShowStatus Engine::Impl::CurrentStatus() const {
       ss.visible = s->target > 0;
       ss.opacity = s->level * s->spec.opacity;
       ss.last_error = s->last_error;
+      ss.last_error_ms = s->last_error_ms;
     }
+    ss.page_errors = s->page_errors.load();
   }
   for (const auto& o : outputs_) {
     OutputStatus& os = st.outputs.emplace_back();
@@ -880,7 +943,7 @@ Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
 Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::string& expression) {
   PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
   as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
-  Result<std::string> result = ref.page->Evaluate(expression);
+  Result<std::string> result = ref.page->Evaluate(expression, HangLimit());
   if (result.ok()) {
     MutexLock lock(&ref.source->mu);
     if (ref.source->calls.size() == kRememberedCalls) ref.source->calls.erase(ref.source->calls.begin());

@@ -56,7 +56,9 @@ struct SourceStatus {
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
   double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
+  int64_t page_errors = 0;    // Uncaught exceptions in its page(s) since the show began.
   std::string last_error;
+  int64_t last_error_ms = 0;  // Wall clock (Unix ms) of last_error; 0: none.
 };
 
 struct OutputStatus {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -336,6 +337,77 @@ TEST_F(EngineTest, ARefusedNavigationChangesNothing) {
   EXPECT_EQ(*read, "\"Ada\"");
   ASSERT_NE(p, nullptr);
   EXPECT_GT(p->pixels[(90 * p->width + 160) * 4], 200);  // Still the red page.
+}
+
+}  // namespace
+}  // namespace pagereel::live
+
+namespace pagereel::live {
+namespace {
+
+ShowSpec OneSourceShow(const std::string& url, const fs::path& dir) {
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.sources.push_back(SourceSpec{.id = "gfx", .url = url});
+  OutputSpec out;
+  out.id = "recording";
+  out.stream.container = encode::Container::kMpegTs;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, (dir / "p.ts").string(), nullptr};
+  show.outputs.push_back(out);
+  show.as_run_log = (dir / "asrun.log").string();
+  return show;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A template call that never returns leaves the page's main thread stuck while its
+// compositor still answers beginFrames: the worker's ping finds it, the browser is replaced,
+// and the source comes back with the calls it had acknowledged.
+TEST_F(EngineTest, APageStuckInACallIsFoundAndComesBackWithItsData) {
+  const char kTemplate[] =
+      "data:text/html,<body><script>let v='none';function update(d){v=d}function read(){return v}"
+      "function hang(){for(;;){}}</script><p>template</p></body>";
+  auto engine = Engine::Start(OneSourceShow(kTemplate, scratch_.path()));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  ASSERT_TRUE(e.CallSource("gfx", "update('Ada')").ok());
+  EXPECT_FALSE(e.CallSource("gfx", "hang()").ok());
+  Result<std::string> back = Result<std::string>(UnavailableError("not yet"));
+  for (int i = 0; i < 600; ++i) {  // 30 s: a busy host gets the longer hang limit.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (e.CurrentStatus().sources[0].restarts == 0) continue;
+    back = e.CallSource("gfx", "read()");
+    if (back.ok()) break;
+  }
+  const ShowStatus status = e.CurrentStatus();
+  stop = true;
+  runner.join();
+  EXPECT_GE(status.sources[0].restarts, 1);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, "\"Ada\"");
+  const std::string log = ReadFile(scratch_.path() / "asrun.log");
+  EXPECT_NE(log.find("restarting"), std::string::npos) << log;
+}
+
+// A page's uncaught exceptions reach the status, with when, and the as-run log.
+TEST_F(EngineTest, APagesExceptionsAreShown) {
+  const char kThrows[] =
+      "data:text/html,<body><script>requestAnimationFrame(function f(){requestAnimationFrame(f);"
+      "throw new Error('scoreboard feed missing')})</script></body>";
+  auto engine = Engine::Start(OneSourceShow(kThrows, scratch_.path()));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(50, nullptr).ok());
+  const SourceStatus s = (*engine)->CurrentStatus().sources[0];
+  EXPECT_GT(s.page_errors, 0);
+  EXPECT_NE(s.last_error.find("scoreboard feed missing"), std::string::npos) << s.last_error;
+  EXPECT_GT(s.last_error_ms, 0);
+  EXPECT_NE(ReadFile(scratch_.path() / "asrun.log").find("scoreboard feed missing"), std::string::npos);
 }
 
 }  // namespace
