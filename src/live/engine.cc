@@ -846,7 +846,7 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
       }
     }
     if (!rest.packets.empty()) {
-      for (Output* out : enc.outputs) out->queue->Push(rest);  // Waits: the show has ended.
+      for (Output* out : enc.outputs) out->queue->TryPush(rest);
     }
   }
   for (Output* out : enc.outputs) out->queue->Close();

@@ -193,6 +193,11 @@ TEST_F(OutputsTest, SrtCallerReachesAnFfmpegListener) {
   EXPECT_TRUE(status.outputs[0].connected);
   receiver.Stop();
   ExpectReceived(got, 90);
+  // What the output counted is what the receiver got, within the frames in flight when the
+  // show ended (SRT's 120 ms latency: 3 frames, and one in the receiver's demuxer).
+  auto received = testing::DecodeVideo(got.string(), false);
+  ASSERT_TRUE(received.ok());
+  EXPECT_NEAR(static_cast<double>(received->pts_seconds.size()), static_cast<double>(status.outputs[0].frames), 4);
 }
 
 TEST_F(OutputsTest, AnSrtListenerServesAnFfmpegCaller) {
@@ -229,6 +234,9 @@ TEST_F(OutputsTest, RtmpPublishesToAnFfmpegServer) {
   EXPECT_GE(status.outputs[0].frames, 95);
   receiver.Stop();
   ExpectReceived(got, 90);
+  auto received = testing::DecodeVideo(got.string(), false);
+  ASSERT_TRUE(received.ok());
+  EXPECT_NEAR(static_cast<double>(received->pts_seconds.size()), static_cast<double>(status.outputs[0].frames), 2);
 }
 
 TEST_F(OutputsTest, HlsPlaylistIsReadable) {
