@@ -217,6 +217,8 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
                        {"queueDepth", o.queue_depth},
                        {"bytes", o.bytes},
                        {"bitrateKbps", o.bitrate_kbps},
+                       {"fps", o.fps},
+                       {"encoder", o.encoder},
                        {"reconnects", o.reconnects},
                        {"connected", o.connected},
                        {"lastError", o.last_error}});
@@ -514,10 +516,11 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
     int64_t OutputStatus::*field;
   };
   const OutputCounter outputs[] = {
-      {"pagereel_live_output_frames_total", "counter", "Frames an output encoded and sent.",
+      {"pagereel_live_output_frames_total", "counter", "Ticks an output wrote to its sink.",
        &OutputStatus::frames},
       {"pagereel_live_output_dropped_total", "counter",
-       "Ticks an output did not encode (queue full or disconnected).", &OutputStatus::dropped},
+       "Ticks an output did not write (a queue full, disconnected, or waiting for a keyframe "
+       "after either).", &OutputStatus::dropped},
       {"pagereel_live_output_reconnects_total", "counter",
        "Times an output was reopened after its peer failed.", &OutputStatus::reconnects},
       {"pagereel_live_output_bytes_total", "counter", "Bytes an output wrote.",
@@ -528,6 +531,12 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   for (const OutputCounter& c : outputs) {
     p.Family(c.name, c.type, c.help);
     for (const OutputStatus& o : st.outputs) p.Sample(c.name, {{"output", o.id}}, o.*(c.field));
+  }
+  p.Family("pagereel_live_output_fps", "gauge", "Ticks an output wrote per second, over the last 2 s.");
+  for (const OutputStatus& o : st.outputs) p.Sample("pagereel_live_output_fps", {{"output", o.id}}, o.fps);
+  p.Family("pagereel_live_output_bitrate_kbps", "gauge", "What an output wrote, kb/s over the last 2 s.");
+  for (const OutputStatus& o : st.outputs) {
+    p.Sample("pagereel_live_output_bitrate_kbps", {{"output", o.id}}, o.bitrate_kbps);
   }
   p.Family("pagereel_live_output_connected", "gauge", "1 while an output's peer is connected.");
   for (const OutputStatus& o : st.outputs) {

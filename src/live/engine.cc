@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <optional>
 #include <fstream>
@@ -20,6 +21,8 @@
 #include "browser/browser.h"
 #include "capture/image.h"
 #include "capture/live_page.h"
+#include "encode/libav_log.h"
+#include "encode/packets.h"
 #include "live/compositor.h"
 #include "live/frame_slot.h"
 #include "live/tick_schedule.h"
@@ -201,22 +204,87 @@ struct Source {
   std::vector<std::string> calls GUARDED_BY(mu);
 };
 
-// One output: its queue, thread and counters.
+// Frames and bytes per second over the last couple of seconds, as a receiver would see
+// them now: the writer adds its totals as it goes, a reader asks for the rate at any time
+// (an output that stopped writing reads 0 once the window has passed). Any thread.
+class RateWindow {
+ public:
+  void Add(int64_t now_ns, int64_t frames, int64_t bytes) {
+    MutexLock lock(&mu_);
+    samples_.push_back({now_ns, frames, bytes});
+    while (samples_.size() > 2 && samples_[1].ns <= now_ns - kWindowNs) samples_.pop_front();
+  }
+  // Frames/s and bytes/s between the newest sample at least a window old (or the oldest)
+  // and (now, frames, bytes).
+  std::pair<double, double> Rate(int64_t now_ns, int64_t frames, int64_t bytes) const {
+    MutexLock lock(&mu_);
+    if (samples_.empty()) return {0, 0};
+    const Sample* from = &samples_.front();
+    for (const Sample& s : samples_) {
+      if (s.ns <= now_ns - kWindowNs) from = &s;
+    }
+    const double seconds = static_cast<double>(now_ns - from->ns) / 1e9;
+    if (seconds <= 0.2) return {0, 0};  // Too soon to say.
+    return {static_cast<double>(frames - from->frames) / seconds,
+            static_cast<double>(bytes - from->bytes) / seconds};
+  }
+
+ private:
+  struct Sample {
+    int64_t ns, frames, bytes;
+  };
+  static constexpr int64_t kWindowNs = 2'000'000'000;
+  mutable Mutex mu_;
+  std::deque<Sample> samples_ GUARDED_BY(mu_);
+};
+
+struct Output;
+
+// The packets one encoding made of one tick: a packet per stream (fill, key), in stream
+// order. An output may start at a tick whose packets are all keyframes.
+struct TickPackets {
+  int64_t index = 0;
+  std::vector<encode::PacketPtr> packets;
+  std::vector<int> streams;  // The stream of each packet.
+  bool keyframe = false;
+  bool after_gap = false;  // The output missed the tick before: wait for a keyframe.
+};
+
+// One encoder setting and the outputs that share it: the clock hands each encoding every
+// tick's picture; its thread ("live-enc") converts and encodes it once and hands the same
+// packets to each of its outputs' queues without waiting, so a stalled peer costs its own
+// output frames, never the encoder or the other outputs.
+struct Encoding {
+  int index = 0;
+  std::vector<encode::StreamSpec> streams;  // Fill (or the picture), then the key.
+  bool global_header = false;
+  std::vector<std::unique_ptr<encode::PacketEncoder>> encoders;  // Opened by Start().
+  std::vector<Output*> outputs;
+  std::unique_ptr<BoundedQueue<Tick>> queue;
+  std::atomic<bool> keyframe_wanted{false};  // An output (re)joined: the next frame is one.
+  std::atomic<bool> done{false};
+  std::jthread thread;
+};
+
+// One output: its packet queue, thread, sink and counters.
 struct Output {
   OutputSpec spec;
-  std::unique_ptr<BoundedQueue<Tick>> queue;
+  Encoding* encoding = nullptr;
+  std::unique_ptr<BoundedQueue<TickPackets>> queue;
+  bool missed = false;  // Its encoding's thread only: a tick was dropped since the last push.
   std::atomic<int64_t> frames{0};
   std::atomic<int64_t> dropped{0};
   std::atomic<int64_t> bytes{0};
   std::atomic<int64_t> reconnects{0};
   std::atomic<bool> connected{false};
+  RateWindow rate;
   Mutex mu;
   std::string last_error GUARDED_BY(mu);
   Status final_status;     // Set by the output's thread when it ends.
   std::atomic<bool> done{false};
   std::atomic<bool> connecting{false};  // Opening its sink (an SRT listener waits here).
   // Files are opened by Start(); URLs by the output's thread (an SRT listener waits there).
-  std::unique_ptr<encode::VideoStream> stream;
+  std::unique_ptr<encode::PacketMuxer> muxer;
   std::jthread thread;
 };
 
@@ -303,8 +371,11 @@ class Engine::Impl {
   void SetError(Source& s, std::string_view error);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
+  void EncodeLoop(Encoding& enc);
   void OutputLoop(Output& out);
-  Result<std::unique_ptr<encode::VideoStream>> OpenOutput(Output& out);
+  Result<std::unique_ptr<encode::PacketMuxer>> OpenOutput(Output& out);
+  // The encoder settings of each stream of `out` (one, or fill and key).
+  std::vector<encode::StreamSpec> StreamsOf(const OutputSpec& out) const;
   // A source's page, with its browser (which must outlive it) and the source, for a
   // control call made without holding the worker's lock.
   struct PageRef {
@@ -330,6 +401,7 @@ class Engine::Impl {
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Output>> outputs_;
+  std::vector<std::unique_ptr<Encoding>> encodings_;
   AsRunLog as_run_;
 
   // Tick 0 is set by Run() before it starts the threads that read it.
@@ -446,6 +518,12 @@ Status Engine::Impl::Start() {
       }
     }
   }
+  // libav's own lines (a peer that refused, a muxer's complaint) go to the as-run log, not
+  // to the operator's terminal; an output's failure message carries the last of its own.
+  encode::SetLibavLogSink([this](std::string_view line) { as_run_.Line(CurrentTick(), "libav: " + std::string(line)); });
+  // Outputs with the same encoder settings share one encoding; each output still has its
+  // own sink, queue and thread.
+  std::map<std::string, Encoding*> by_key;
   for (const OutputSpec& spec : show_.outputs) {
     auto out = std::make_unique<Output>();
     out->spec = spec;
@@ -460,19 +538,85 @@ Status Engine::Impl::Start() {
     s.should_stop = [this, raw] { return stopping_.load() || (draining_.load() && raw->connecting.load()); };
     const int capacity = spec.queue_frames > 0 ? spec.queue_frames
                                                : std::max(2, static_cast<int>(2 * show_.fps.ToDouble()));
-    out->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
-    if (s.sink.kind != encode::Sink::Kind::kUrl) {
-      auto stream = encode::VideoStream::Open(s);
-      if (!stream.ok()) {
-        return Status(stream.status().code(),
-                      "output " + spec.id + ": " + std::string(stream.status().message()));
-      }
-      out->stream = std::move(stream).value();
-      out->connected = true;
+    out->queue = std::make_unique<BoundedQueue<TickPackets>>(static_cast<size_t>(capacity));
+    std::vector<encode::StreamSpec> streams = StreamsOf(out->spec);
+    std::string key;
+    for (const encode::StreamSpec& stream : streams) key += encode::EncoderKey(stream) + "; ";
+    Encoding*& enc = by_key[key];
+    if (enc == nullptr) {
+      encodings_.push_back(std::make_unique<Encoding>());
+      enc = encodings_.back().get();
+      enc->index = static_cast<int>(encodings_.size()) - 1;
+      enc->streams = std::move(streams);
+      enc->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
     }
+    enc->global_header = enc->global_header || encode::WantsGlobalHeader(s.container);
+    enc->outputs.push_back(raw);
+    out->encoding = enc;
     outputs_.push_back(std::move(out));
   }
+  for (auto& enc : encodings_) {
+    for (const encode::StreamSpec& stream : enc->streams) {
+      Result<std::unique_ptr<encode::PacketEncoder>> encoder =
+          encode::PacketEncoder::Open(stream, enc->global_header);
+      if (!encoder.ok()) {
+        return Status(encoder.status().code(), "output " + enc->outputs.front()->spec.id + ": " +
+                                                   std::string(encoder.status().message()));
+      }
+      enc->encoders.push_back(std::move(encoder).value());
+    }
+  }
+  for (auto& out : outputs_) {
+    if (out->spec.stream.sink.kind == encode::Sink::Kind::kUrl) continue;
+    Result<std::unique_ptr<encode::PacketMuxer>> muxer = OpenOutput(*out);
+    if (!muxer.ok()) {
+      return Status(muxer.status().code(),
+                    "output " + out->spec.id + ": " + std::string(muxer.status().message()));
+    }
+    out->muxer = std::move(muxer).value();
+    out->connected = true;
+  }
   return Status::Ok();
+}
+
+std::vector<encode::StreamSpec> Engine::Impl::StreamsOf(const OutputSpec& out) const {
+  encode::StreamSpec base = out.stream;
+  base.premultiplied = true;  // The program picture (picture.h).
+  base.sink = {};
+  base.should_stop = nullptr;
+  base.protocol_options.clear();
+  base.muxer_options.clear();
+  OutputAlpha alpha = out.alpha;
+  if (alpha == OutputAlpha::kAuto) {
+    const bool can_carry = base.codec == encode::Codec::kProRes || base.codec == encode::Codec::kFfv1;
+    alpha = can_carry && show_.background.a < 255 ? OutputAlpha::kChannel : OutputAlpha::kNone;
+  }
+  auto with = [&](bool channel, encode::Signal signal) {
+    encode::StreamSpec s = base;
+    s.alpha = channel;
+    s.signal = signal;
+    return s;
+  };
+  switch (alpha) {
+    case OutputAlpha::kChannel:
+      return {with(true, encode::Signal::kPicture)};
+    case OutputAlpha::kFill:
+      return {with(false, encode::Signal::kFill)};
+    case OutputAlpha::kKey:
+      return {with(false, encode::Signal::kKey)};
+    case OutputAlpha::kKeyAndFill:
+      return {with(false, encode::Signal::kFill), with(false, encode::Signal::kKey)};
+    case OutputAlpha::kAuto:
+    case OutputAlpha::kNone:
+      break;
+  }
+  return {with(false, encode::Signal::kPicture)};
+}
+
+Result<std::unique_ptr<encode::PacketMuxer>> Engine::Impl::OpenOutput(Output& out) {
+  std::vector<const encode::PacketEncoder*> encoders;
+  for (const auto& e : out.encoding->encoders) encoders.push_back(e.get());
+  return encode::PacketMuxer::Open(out.spec.stream, encoders);
 }
 
 Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
@@ -489,6 +633,14 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
       o->done = true;
     });
   }
+  for (auto& enc : encodings_) {
+    Encoding* e = enc.get();
+    e->thread = std::jthread([this, e] {
+      SetCurrentThreadName("live-enc-" + std::to_string(e->index));
+      EncodeLoop(*e);
+      e->done = true;
+    });
+  }
   for (auto& w : workers_) {
     Worker* wp = w.get();
     wp->prepare_thread = std::jthread([this, wp] {
@@ -503,7 +655,9 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   as_run_.Line(0, "show started: " + std::to_string(show_.width) + "x" + std::to_string(show_.height) +
                       " at " + show_.fps.ToString() + " fps, " + std::to_string(sources_.size()) +
                       " sources on " + std::to_string(workers_.size()) + " workers, " +
-                      std::to_string(outputs_.size()) + " outputs");
+                      std::to_string(outputs_.size()) + " outputs on " +
+                      std::to_string(encodings_.size()) + " encoders");
+  if (!show_.clock.scheduler_note.empty()) as_run_.Line(0, "scheduler: " + show_.clock.scheduler_note);
   // Where the program's timeline sits on the wall clock: frame n is at this + n periods.
   char tick0[64];
   std::snprintf(tick0, sizeof tick0, "%.3f", static_cast<double>(wall + (schedule_.TickNs(0) - mono)) / 1e6);
@@ -522,15 +676,19 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
     if (w->prepare_thread.joinable()) w->prepare_thread.join();
   }
   draining_ = true;
-  for (auto& out : outputs_) out->queue->Close();
-  // Outputs drain what they hold and finish; one stuck on a network peer is interrupted
-  // after kDrainTimeout, so a show always ends.
+  // Encoders finish what they hold and close their outputs' queues; outputs drain what they
+  // hold and finish; one stuck on a network peer is interrupted after kDrainTimeout, so a
+  // show always ends.
+  for (auto& enc : encodings_) enc->queue->Close();
   const int64_t drain_deadline = clock_.MonotonicNs() + nanoseconds(kDrainTimeout).count();
   for (auto& out : outputs_) {
     while (!out->done && clock_.MonotonicNs() < drain_deadline) std::this_thread::sleep_for(milliseconds(10));
   }
   stopping_ = true;
   Status result = clock_status;
+  for (auto& enc : encodings_) {
+    if (enc->thread.joinable()) enc->thread.join();
+  }
   for (auto& out : outputs_) {
     if (out->thread.joinable()) out->thread.join();
     if (result.ok() && !out->final_status.ok()) result = out->final_status;
@@ -577,8 +735,10 @@ void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Statu
       MutexLock lock(&program_mu_);
       program_ = program;
     }
-    for (auto& out : outputs_) {
-      if (!out->queue->TryPush(Tick{n, program})) out->dropped++;
+    for (auto& enc : encodings_) {
+      if (!enc->queue->TryPush(Tick{n, program})) {
+        for (Output* out : enc->outputs) out->dropped++;
+      }
     }
     ticks_made_ = n + 1;
   }
@@ -782,59 +942,151 @@ void Engine::Impl::PrepareLoop(Worker& w) {
   }
 }
 
+void Engine::Impl::EncodeLoop(Encoding& enc) {
+  std::vector<std::unique_ptr<encode::Converter>> converters;
+  for (const auto& e : enc.encoders) converters.push_back(e->NewConverter());
+  bool failed = false;
+  auto hand_out = [&](TickPackets packets) {
+    for (Output* out : enc.outputs) {
+      TickPackets copy = packets;
+      copy.after_gap = out->missed;
+      if (out->queue->TryPush(std::move(copy))) {
+        out->missed = false;
+      } else {
+        out->dropped++;
+        out->missed = true;
+      }
+    }
+  };
+  while (std::optional<Tick> tick = enc.queue->Pop()) {
+    if (failed) {
+      for (Output* out : enc.outputs) out->dropped++;
+      continue;
+    }
+    const Picture& p = *tick->picture;
+    const bool keyframe = enc.keyframe_wanted.exchange(false);
+    TickPackets packets;
+    packets.index = tick->index;
+    Status status;
+    for (size_t i = 0; i < enc.encoders.size() && status.ok(); ++i) {
+      Result<std::unique_ptr<encode::PreparedFrame>> prepared =
+          converters[i]->Convert(encode::RgbaView{p.pixels.data(), p.width, p.height, p.stride()});
+      std::vector<encode::PacketPtr> made;
+      status = prepared.ok() ? enc.encoders[i]->Encode(std::move(prepared).value(), tick->index, keyframe, &made)
+                             : prepared.status();
+      for (encode::PacketPtr& packet : made) {
+        packets.packets.push_back(std::move(packet));
+        packets.streams.push_back(static_cast<int>(i));
+      }
+    }
+    if (!status.ok()) {
+      // An encoder that refuses a frame will refuse the next: its outputs end here.
+      failed = true;
+      as_run_.Line(CurrentTick(), "encoder of " + enc.outputs.front()->spec.id + " failed: " +
+                                      std::string(status.message()));
+      for (Output* out : enc.outputs) {
+        MutexLock lock(&out->mu);
+        out->last_error = status.message();
+        out->dropped++;
+      }
+      continue;
+    }
+    packets.keyframe = packets.packets.size() == enc.encoders.size() &&
+                       std::all_of(packets.packets.begin(), packets.packets.end(),
+                                   [](const encode::PacketPtr& packet) { return packet->keyframe(); });
+    hand_out(std::move(packets));
+  }
+  // The end: what the encoders still hold (zero-latency H.264 holds nothing).
+  if (!failed) {
+    TickPackets rest;
+    rest.index = -1;
+    for (size_t i = 0; i < enc.encoders.size(); ++i) {
+      std::vector<encode::PacketPtr> made;
+      if (!enc.encoders[i]->Flush(&made).ok()) continue;
+      for (encode::PacketPtr& packet : made) {
+        rest.packets.push_back(std::move(packet));
+        rest.streams.push_back(static_cast<int>(i));
+      }
+    }
+    if (!rest.packets.empty()) {
+      for (Output* out : enc.outputs) out->queue->TryPush(rest);
+    }
+  }
+  for (Output* out : enc.outputs) out->queue->Close();
+}
+
 void Engine::Impl::OutputLoop(Output& out) {
-  std::unique_ptr<encode::Converter> converter;
   milliseconds backoff = kFirstBackoff;
   int64_t retry_at_ns = 0;
-  auto fail = [&](const Status& status, int64_t tick) {
+  // An output starts, and starts again after a gap, at a tick whose packets are keyframes.
+  bool wait_for_keyframe = true;
+  encode::LibavLogCapture libav_lines;  // libav's lines about this output, for last_error.
+  auto fail = [&](const Status& status) {
+    std::string message(status.message());
+    const std::string said = libav_lines.Last();
+    if (!said.empty() && message.find(said) == std::string::npos) message += " (libav: " + said + ")";
     {
       MutexLock lock(&out.mu);
-      out.last_error = status.message();
+      out.last_error = message;
     }
-    as_run_.Line(tick, "output " + out.spec.id + " failed: " + std::string(status.message()));
-    converter.reset();
-    out.stream.reset();
+    as_run_.Line(CurrentTick(), "output " + out.spec.id + " failed: " + message);
+    out.muxer.reset();
     out.connected = false;
     retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
     backoff = std::min(backoff * 2, kMaxBackoff);
   };
-  while (std::optional<Tick> tick = out.queue->Pop()) {
-    if (!out.stream) {
-      if (clock_.MonotonicNs() < retry_at_ns || stopping_ || draining_) {
-        out.dropped++;
+  while (std::optional<TickPackets> tick = out.queue->Pop()) {
+    const bool end = tick->index < 0;  // The encoders' last packets, after the last tick.
+    if (!out.muxer) {
+      if (end || clock_.MonotonicNs() < retry_at_ns || stopping_ || draining_) {
+        if (!end) out.dropped++;
         continue;
       }
       out.connecting = true;
-      Result<std::unique_ptr<encode::VideoStream>> opened = encode::VideoStream::Open(out.spec.stream);
+      libav_lines.Clear();
+      Result<std::unique_ptr<encode::PacketMuxer>> opened = OpenOutput(out);
       out.connecting = false;
       if (!opened.ok()) {
-        fail(opened.status(), tick->index);
+        fail(opened.status());
         out.dropped++;
         continue;
       }
       if (out.frames > 0 || out.reconnects > 0 || out.dropped > 0) out.reconnects++;
-      out.stream = std::move(opened).value();
+      out.muxer = std::move(opened).value();
       out.connected = true;
       backoff = kFirstBackoff;
-      as_run_.Line(tick->index, "output " + out.spec.id + " connected to " + out.spec.stream.sink.target);
+      wait_for_keyframe = true;
+      out.encoding->keyframe_wanted = true;
+      as_run_.Line(CurrentTick(), "output " + out.spec.id + " connected to " + out.spec.stream.sink.target);
     }
-    if (!converter) converter = out.stream->NewConverter();
-    const Picture& p = *tick->picture;
-    Result<std::unique_ptr<encode::PreparedFrame>> prepared =
-        converter->Convert(encode::RgbaView{p.pixels.data(), p.width, p.height, p.stride()});
-    Status written = prepared.ok() ? out.stream->Write(std::move(prepared).value(), tick->index)
-                                   : prepared.status();
+    if (tick->after_gap && !wait_for_keyframe) {
+      wait_for_keyframe = true;
+      out.encoding->keyframe_wanted = true;
+    }
+    if (wait_for_keyframe && !end) {
+      if (!tick->keyframe) {
+        out.dropped++;
+        continue;
+      }
+      wait_for_keyframe = false;
+    }
+    if (wait_for_keyframe) continue;
+    Status written;
+    for (size_t i = 0; i < tick->packets.size() && written.ok(); ++i) {
+      written = out.muxer->Write(*tick->packets[i], tick->streams[i]);
+    }
     if (!written.ok()) {
-      fail(written, tick->index);
-      out.dropped++;
+      fail(written);
+      if (!end) out.dropped++;
       continue;
     }
-    out.frames++;
-    out.bytes = out.stream->bytes_written();
+    if (!end) out.frames++;
+    out.bytes = out.muxer->bytes_written();
+    out.rate.Add(clock_.MonotonicNs(), out.frames.load(), out.bytes.load());
   }
-  if (out.stream) {
-    out.final_status = out.stream->Finish();
-    out.bytes = out.stream->bytes_written();
+  if (out.muxer) {
+    out.final_status = out.muxer->Finish();
+    out.bytes = out.muxer->bytes_written();
     if (!out.final_status.ok()) {
       out.final_status = Status(out.final_status.code(), "output " + out.spec.id + ": " +
                                                              std::string(out.final_status.message()));
@@ -893,7 +1145,10 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     os.dropped = o->dropped.load();
     os.queue_depth = static_cast<int64_t>(o->queue->size());
     os.bytes = o->bytes.load();
-    os.bitrate_kbps = st.seconds > 0 ? static_cast<double>(os.bytes) * 8 / 1000 / st.seconds : 0;
+    const auto [fps, bytes_per_second] = o->rate.Rate(clock_.MonotonicNs(), os.frames, os.bytes);
+    os.fps = fps;
+    os.bitrate_kbps = bytes_per_second * 8 / 1000;
+    os.encoder = o->encoding->index;
     os.reconnects = o->reconnects.load();
     os.connected = o->connected.load();
     {
@@ -1036,6 +1291,10 @@ void Engine::Impl::Shutdown() {
     if (w->prepare_queue) w->prepare_queue->Close();
     if (w->prepare_thread.joinable()) w->prepare_thread.join();
   }
+  for (auto& enc : encodings_) {
+    enc->queue->Close();
+    if (enc->thread.joinable()) enc->thread.join();
+  }
   for (auto& out : outputs_) {
     out->queue->Close();
     if (out->thread.joinable()) out->thread.join();
@@ -1045,6 +1304,7 @@ void Engine::Impl::Shutdown() {
     w->pages.clear();
     w->browser.reset();
   }
+  encode::SetLibavLogSink(nullptr);
 }
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -16,8 +16,11 @@
 // last navigated to, then the template calls it had received since) while the show keeps
 // ticking on the sources' last pictures.
 //
-// Each output ("live-out-k") converts and encodes on its own thread; frame n carries
-// timestamp n periods exactly. An output whose peer fails is reopened with backoff.
+// Outputs with the same encoder settings share one encoder thread ("live-enc-k"), which
+// converts and encodes each tick once and hands the packets to each of its outputs; each
+// output ("live-out") muxes them to its sink on its own thread, so a stalled peer loses its
+// own frames only. Frame n carries timestamp n periods exactly. An output whose peer fails
+// is reopened with backoff and starts again at a keyframe (asked of its encoder at once).
 //
 // Start(), Run() and the destructor belong to one thread; CurrentStatus() and the control calls
 // may come from any thread.
@@ -64,11 +67,14 @@ struct SourceStatus {
 struct OutputStatus {
   std::string id;
   std::string target;
-  int64_t frames = 0;     // Encoded and sent.
-  int64_t dropped = 0;    // Ticks it did not encode (queue full, or disconnected).
+  int64_t frames = 0;     // Ticks written to its sink (what a receiver gets).
+  int64_t dropped = 0;    // Ticks it did not write (a queue full, disconnected, waiting
+                          // for a keyframe after either).
   int64_t queue_depth = 0;
-  int64_t bytes = 0;
-  double bitrate_kbps = 0;  // Over the show so far.
+  int64_t bytes = 0;        // Written to the sink (HLS: its segments).
+  double fps = 0;           // Ticks written per second, over the last 2 s.
+  double bitrate_kbps = 0;  // Over the last 2 s.
+  int encoder = 0;          // Outputs with the same number share one encoder.
   int64_t reconnects = 0;
   bool connected = false;
   std::string last_error;
