@@ -60,11 +60,11 @@ void PrintSummary(const live::ShowStatus& st) {
                st.clock.mix_p50_us / 1000, st.clock.mix_p99_us / 1000);
   for (const live::SourceStatus& s : st.sources) {
     std::fprintf(stderr,
-                 "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s), %lld repeated, "
+                 "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s, %.1f %% of ticks), %lld repeated, "
                  "%lld discarded, %lld ticks skipped, %lld restarts, pictures ready %.1f ms %s "
                  "their ticks; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
-                 s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps,
-                 static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
+                 s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps_show,
+                 100 * s.freshness_show, static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
                  static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
                  std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
     if (s.page_errors > 0) {

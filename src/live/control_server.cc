@@ -192,6 +192,9 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"visible", s.visible},
          {"opacity", s.opacity},
          {"fps", s.fps},
+         {"freshness", s.freshness},
+         {"fpsShow", s.fps_show},
+         {"freshnessShow", s.freshness_show},
          {"frames", s.frames},
          {"repeated", s.repeated},
          {"discarded", s.discarded},
@@ -492,9 +495,13 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   for (const SourceStatus& s : st.sources)
     p.Sample("pagereel_live_source_opacity", {{"source", s.id}}, s.opacity);
   p.Family("pagereel_live_source_fps", "gauge",
-           "New pictures per second a source made over the show.");
+           "New pictures of a source on air per second, over the last 2 s.");
   for (const SourceStatus& s : st.sources)
     p.Sample("pagereel_live_source_fps", {{"source", s.id}}, s.fps);
+  p.Family("pagereel_live_source_freshness", "gauge",
+           "Share of the last 2 s of ticks that showed a new picture of a source (1: every tick).");
+  for (const SourceStatus& s : st.sources)
+    p.Sample("pagereel_live_source_freshness", {{"source", s.id}}, s.freshness);
   p.Family("pagereel_live_source_arrival_seconds", "gauge",
            "Smoothed arrival of a source's pictures after their ticks.");
   for (const SourceStatus& s : st.sources) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -103,19 +104,20 @@ std::string UtcStamp() {
   return text;
 }
 
-// Microsecond-resolution histogram of durations up to 100 ms (the rest in one overflow
-// bucket), for quantiles of the clock phase and the compositing time over a whole show
-// without keeping every sample. Any thread (a mutex inside).
+// Histogram of durations for quantiles of the clock phase, draw times and the like over a
+// whole show without keeping every sample: 1 us buckets up to 100 ms, then 1 ms buckets up
+// to 60 s (a hung browser's 15 s reads as what it was), the rest in one overflow bucket.
+// Any thread (a mutex inside).
 class MicrosHistogram {
  public:
   void Add(int64_t ns) {
     const int64_t us = std::max<int64_t>(0, ns / 1000);
     MutexLock lock(&mu_);
-    counts_[static_cast<size_t>(std::min<int64_t>(us, kBuckets - 1))]++;
+    counts_[BucketOf(us)]++;
     total_++;
     max_us_ = std::max(max_us_, static_cast<double>(ns) / 1000.0);
   }
-  // q in [0, 1]: the smallest bucket at or above which a fraction q of the values lie.
+  // q in [0, 1]: the smallest bucket value at or above which a fraction q of the values lie.
   double Quantile(double q) const {
     MutexLock lock(&mu_);
     if (total_ == 0) return 0;
@@ -123,7 +125,7 @@ class MicrosHistogram {
     int64_t seen = 0;
     for (size_t i = 0; i < counts_.size(); ++i) {
       seen += counts_[i];
-      if (seen >= std::max<int64_t>(rank, 1)) return static_cast<double>(i);
+      if (seen >= std::max<int64_t>(rank, 1)) return i + 1 == counts_.size() ? max_us_ : ValueOf(i);
     }
     return max_us_;
   }
@@ -133,11 +135,48 @@ class MicrosHistogram {
   }
 
  private:
-  static constexpr int64_t kBuckets = 100'000;
+  static constexpr int64_t kFineUs = 100'000;      // 1 us buckets below this.
+  static constexpr int64_t kCoarseUs = 60'000'000;  // 1 ms buckets below this.
+  static constexpr size_t kBuckets = kFineUs + (kCoarseUs - kFineUs) / 1000 + 1;
+  static size_t BucketOf(int64_t us) {
+    if (us < kFineUs) return static_cast<size_t>(us);
+    if (us < kCoarseUs) return static_cast<size_t>(kFineUs + (us - kFineUs) / 1000);
+    return kBuckets - 1;
+  }
+  static double ValueOf(size_t bucket) {
+    const auto b = static_cast<int64_t>(bucket);
+    return static_cast<double>(b < kFineUs ? b : kFineUs + (b - kFineUs) * 1000);
+  }
   mutable Mutex mu_;
   std::vector<int64_t> counts_ GUARDED_BY(mu_) = std::vector<int64_t>(kBuckets, 0);
   int64_t total_ GUARDED_BY(mu_) = 0;
   double max_us_ GUARDED_BY(mu_) = 0;
+};
+
+// Which of the last ticks (up to kMaxTicks) showed a new picture of a source: its rate now,
+// as a receiver sees it. Written by the clock thread only; read from any.
+class FreshnessWindow {
+ public:
+  static constexpr int kMaxTicks = 512;
+  explicit FreshnessWindow(int ticks) : size_(std::clamp(ticks, 1, kMaxTicks)) {}
+  void Add(bool is_new) {
+    const size_t at = static_cast<size_t>(next_ % size_);
+    if (next_ >= size_ && marks_[at]) count_--;
+    marks_[at] = is_new;
+    if (is_new) count_++;
+    ++next_;
+    filled_ = static_cast<int>(std::min<int64_t>(next_, size_));
+  }
+  // New pictures among the last ticks, and how many ticks that is.
+  int count() const { return count_.load(); }
+  int ticks() const { return filled_.load(); }
+
+ private:
+  const int size_;
+  std::array<bool, kMaxTicks> marks_{};
+  int64_t next_ = 0;
+  std::atomic<int> count_{0};
+  std::atomic<int> filled_{0};
 };
 
 // The as-run log: one line per event, with the wall time and the tick it took effect on.
@@ -185,6 +224,8 @@ struct Source {
   int64_t errors_logged_ns = 0;     // Its worker's thread only: the last as-run line about them.
   int64_t errors_unlogged = 0;      // Its worker's thread only.
   std::atomic<int> browser_pid{0};
+  // Ticks of the last two seconds that showed a new picture (set up by Start()).
+  std::unique_ptr<FreshnessWindow> freshness;
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
   MicrosHistogram lead_time;  // How long before its tick's instant each frame was begun.
@@ -479,6 +520,7 @@ Status Engine::Impl::Start() {
   for (const SourceSpec& spec : show_.sources) {
     auto source = std::make_unique<Source>();
     source->spec = spec;
+    source->freshness = std::make_unique<FreshnessWindow>(static_cast<int>(std::lround(2 * show_.fps.ToDouble())));
     {
       MutexLock lock(&source->mu);
       source->level = source->target = spec.visible ? 1 : 0;
@@ -750,6 +792,7 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
   layers.reserve(sources_.size());
   for (auto& s : sources_) {
     FrameSlot::Taken taken = s->slot.Take(n, deadline_ns);
+    s->freshness->Add(taken.is_new);
     double level;
     {
       MutexLock lock(&s->mu);
@@ -1127,7 +1170,11 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.lead_p50_ms = s->lead_time.Quantile(0.5) / 1000;
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
-    ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
+    ss.fps_show = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
+    ss.freshness_show = st.clock.ticks > 0 ? static_cast<double>(slot.taken) / static_cast<double>(st.clock.ticks) : 0;
+    const int window = s->freshness->ticks();
+    ss.freshness = window > 0 ? static_cast<double>(s->freshness->count()) / window : 0;
+    ss.fps = ss.freshness * show_.fps.ToDouble();
     {
       MutexLock lock(&s->mu);
       ss.visible = s->target > 0;

@@ -54,7 +54,12 @@ struct SourceStatus {
   int browser_pid = 0;        // Its worker's browser now; 0 while it is being replaced.
   int64_t last_paint_ms = 0;  // Wall clock (Unix ms) of its newest picture; 0: none yet.
   double arrival_ms = 0;      // Smoothed arrival of a picture after its tick.
-  double fps = 0;             // Ticks per second that showed a new picture of it.
+  // New pictures on air: per second and per tick over the last 2 s (1.0: every tick showed
+  // a new picture), and over the whole show.
+  double fps = 0;
+  double freshness = 0;
+  double fps_show = 0;
+  double freshness_show = 0;
   double draw_p50_ms = 0;     // A frame begun in its browser, to its reply.
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.

@@ -412,3 +412,29 @@ TEST_F(EngineTest, APagesExceptionsAreShown) {
 
 }  // namespace
 }  // namespace pagereel::live
+
+namespace pagereel::live {
+namespace {
+
+// A page that takes 150 ms a frame: its draw times read as they were (they were capped at
+// 100 ms), and its freshness says that it cannot have made a new picture every tick.
+TEST_F(EngineTest, ASlowPageIsReportedAsSlow) {
+  const char kSlow[] =
+      "data:text/html,<body><div id=b style='width:20px;height:20px;background:red'></div><script>"
+      "let n=0;requestAnimationFrame(function f(){const t=performance.now();"
+      "while(performance.now()-t<150){}b.style.marginLeft=(++n*3)+'px';requestAnimationFrame(f)})"
+      "</script></body>";
+  auto engine = Engine::Start(OneSourceShow(kSlow, scratch_.path()));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(50, nullptr).ok());
+  const SourceStatus s = (*engine)->CurrentStatus().sources[0];
+  EXPECT_GE(s.draw_p99_ms, 150) << "draw times were capped";
+  // At most one new picture per 150 ms at 25 fps: under 30 % of the ticks, now and overall.
+  EXPECT_LT(s.freshness, 0.3);
+  EXPECT_LT(s.freshness_show, 0.3);
+  EXPECT_GT(s.freshness_show, 0);
+  EXPECT_NEAR(s.fps, s.freshness * 25, 1e-9);
+}
+
+}  // namespace
+}  // namespace pagereel::live
