@@ -3,18 +3,21 @@
 //
 // The clock thread ("live-clock") sleeps to absolute deadlines on the injected TickClock at
 // the show's exact rate; at every tick it records how late it woke (the clock phase),
-// takes the newest picture of every visible source from its latest-frame slot, composites
+// takes every visible source's picture for that tick (or its last) from its slot, composites
 // them and hands the program picture to every output's queue without waiting: an output
 // whose queue is full drops the frame and counts it. It never waits for a browser, an
 // encoder or a network peer.
 //
-// Worker k ("live-worker-k", one chrome-headless-shell each) begins the frames of its
-// sources one after another at phase StaggerPhase(k) of each period (all at 0 without
-// stagger), with frameTimeTicks the tick's own instant, so never two beginFrames are in
-// flight in one browser. A worker that falls behind skips ticks (its sources repeat); a
-// browser that crashes or hangs is replaced and its pages reloaded (the page a source was
-// last navigated to, then the template calls it had received since) while the show keeps
-// ticking on the sources' last pictures.
+// Worker k ("live-worker-k", one chrome-headless-shell each) draws every frame for the tick
+// it will be shown at (frameTimeTicks is that tick's instant), beginning it up to a lead
+// before that tick, at phase StaggerPhase(k) of the period (all at 0 without stagger), or as
+// soon as the frame before is done; its pictures are decoded on its prepare thread
+// ("live-prep-k") and wait in the sources' slots for their ticks. Never two beginFrames
+// are in flight in one browser. A worker that falls behind skips ticks (its sources
+// repeat); a browser that crashes or hangs (a beginFrame or a ping of a page's script not
+// answered) is replaced and its pages reloaded (the page a source was last navigated to,
+// then the template calls it had received since) while the show keeps ticking on the
+// sources' last pictures. A navigated source keeps its old page until the new one loaded.
 //
 // Outputs with the same encoder settings share one encoder thread ("live-enc-k"), which
 // converts and encodes each tick once and hands the packets to each of its outputs; each
