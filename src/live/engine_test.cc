@@ -438,3 +438,53 @@ TEST_F(EngineTest, ASlowPageIsReportedAsSlow) {
 
 }  // namespace
 }  // namespace pagereel::live
+
+namespace pagereel::live {
+namespace {
+
+// Every frame is drawn for the tick it airs at: a page that paints its animation frame's
+// time (as 16 bars, the low 16 bits of the wall-clock millisecond) shows, at every output
+// frame that has a new picture, that frame's own tick instant. Before, it showed the
+// instant one period earlier (drawn at tick n, shown at n+1) or two (a late picture).
+// Ticks that repeat a picture (a busy machine) are allowed; a new picture from another
+// tick is not.
+TEST_F(EngineTest, EveryNewPictureAirsAtTheTickItWasDrawnFor) {
+  const char kCode[] =
+      "data:text/html,<body style='margin:0'><canvas id=c width=320 height=180></canvas><script>"
+      "const x=c.getContext('2d');requestAnimationFrame(function f(t){"
+      "const ms=Math.floor(performance.timeOrigin+t);for(let b=0;b<16;b++){"
+      "x.fillStyle=(ms>>b)&1?'white':'black';x.fillRect(b*20,0,20,180)}"
+      "requestAnimationFrame(f)})</script></body>";
+  ShowSpec show = OneSourceShow(kCode, scratch_.path());
+  show.outputs[0].stream.container = encode::Container::kMatroska;
+  show.outputs[0].stream.sink.target = (scratch_.path() / "p.mkv").string();
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(75, nullptr).ok());
+  engine->reset();
+  const std::string log = ReadFile(scratch_.path() / "asrun.log");
+  const size_t at = log.find("tick 0 at ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const double tick0_ms = std::stod(log.substr(at + 10));
+  auto video = testing::DecodeVideo((scratch_.path() / "p.mkv").string());
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_EQ(video->rgb.size(), 75u);
+  int last = -1, fresh = 0;
+  for (size_t i = 0; i < video->rgb.size(); ++i) {
+    int code = 0;
+    for (int b = 0; b < 16; ++b) code |= (Pixel(*video, i, b * 20 + 10, 90)[1] > 128 ? 1 : 0) << b;
+    if (code == last) continue;  // A repeat.
+    last = code;
+    if (code == 0 && fresh == 0) continue;  // The first picture, before an animation frame ran.
+    const auto expected = static_cast<int64_t>(std::floor(tick0_ms + 40.0 * static_cast<double>(i)));
+    // The page's clock and the as-run log map monotonic time to the wall clock each on
+    // their own: allow 3 ms (one period early, the old way, is 40).
+    const int64_t off = ((code - expected) % 65536 + 65536 + 32768) % 65536 - 32768;
+    EXPECT_LE(std::abs(off), 3) << "frame " << i << " shows the page frame of " << off << " ms from its tick";
+    ++fresh;
+  }
+  EXPECT_GT(fresh, 10);
+}
+
+}  // namespace
+}  // namespace pagereel::live
