@@ -77,37 +77,6 @@ void PrintSummary(const live::ShowStatus& st) {
   }
 }
 
-// What the AMCP server needs of the show; its refusals go to stderr, at most 20 a minute.
-live::AmcpOptions AmcpOptionsFor(const live::ShowSpec& show) {
-  live::AmcpOptions options;
-  options.listen = show.amcp.listen;
-  options.token = show.amcp.token;
-  options.channel = show.amcp.channel;
-  options.templates = show.amcp.templates;
-  for (const live::SourceSpec& s : show.sources) {
-    if (s.amcp_layer >= 0) options.layers[s.amcp_layer] = s.id;
-    options.urls[s.id] = s.url;
-  }
-  options.width = show.width;
-  options.height = show.height;
-  options.fps = show.fps.ToDouble();
-  options.log = [](std::string_view line) {
-    static std::atomic<int64_t> minute{0};
-    static std::atomic<int> said{0};
-    const int64_t now = std::chrono::duration_cast<std::chrono::minutes>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count();
-    if (minute.exchange(now) != now) said = 0;
-    const int n = ++said;
-    if (n <= 20) {
-      std::fprintf(stderr, "pagereel live: %.*s\n", static_cast<int>(line.size()), line.data());
-    } else if (n == 21) {
-      std::fprintf(stderr, "pagereel live: (more AMCP refusals this minute are not shown)\n");
-    }
-  };
-  return options;
-}
-
 }  // namespace
 
 Result<live::OutputSpec> OutputForDestination(const std::string& destination, const std::string& codec_name) {
@@ -177,6 +146,37 @@ Result<live::OutputSpec> OutputForDestination(const std::string& destination, co
                                 " goes in a .mkv or .mov file");
   }
   return out;
+}
+
+// What the AMCP server needs of the show; its refusals go to stderr, at most 20 a minute.
+live::AmcpOptions AmcpOptionsFor(const live::ShowSpec& show) {
+  live::AmcpOptions options;
+  options.listen = show.amcp.listen;
+  options.token = show.amcp.token;
+  options.channel = show.amcp.channel;
+  options.templates = show.amcp.templates;
+  for (const live::SourceSpec& s : show.sources) {
+    if (s.amcp_layer >= 0) options.layers[s.amcp_layer] = s.id;
+    options.urls[s.id] = s.url;
+  }
+  options.width = show.width;
+  options.height = show.height;
+  options.fps = show.fps.ToDouble();
+  options.log = [](std::string_view line) {
+    static std::atomic<int64_t> minute{0};
+    static std::atomic<int> said{0};
+    const int64_t now = std::chrono::duration_cast<std::chrono::minutes>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    if (minute.exchange(now) != now) said = 0;
+    const int n = ++said;
+    if (n <= 20) {
+      std::fprintf(stderr, "pagereel live: %.*s\n", static_cast<int>(line.size()), line.data());
+    } else if (n == 21) {
+      std::fprintf(stderr, "pagereel live: (more AMCP refusals this minute are not shown)\n");
+    }
+  };
+  return options;
 }
 
 Result<int64_t> TicksForDuration(double seconds, Rational fps) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "live/amcp_server.h"
 #include "live/show.h"
 
 namespace pagereel::app {
@@ -45,6 +46,11 @@ Result<int64_t> TicksForDuration(double seconds, Rational fps);
 // The show the flags describe: each source full frame (the first opaque, the others
 // transparent overlays), each output by its destination.
 Result<live::ShowSpec> ShowFromFlags(const LiveRequest& request);
+
+// What the AMCP server needs of a show: its address, token, channel and template folder,
+// the sources with an amcp_layer, the picture format; refusals go to stderr (at most 20 a
+// minute).
+live::AmcpOptions AmcpOptionsFor(const live::ShowSpec& show);
 
 // Reads a show file: TOML (Debian's toml++), or JSON when it ends in .json. Unknown keys,
 // wrong types and bad values are refused with the file, line (TOML) and key.
