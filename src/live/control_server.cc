@@ -45,6 +45,7 @@ namespace {
 constexpr size_t kMaxBodyBytes = 1 << 20;  // Commands are small; update() data included.
 constexpr int kProgramPreviewWidth = 640;
 constexpr int kThumbnailWidth = 320;
+constexpr int kSourcePreviewWidth = 640;
 // Status pushes a WebSocket client may have waiting; one that does not read misses the
 // newer ones (never a reply to its own command).
 constexpr size_t kMaxQueuedPushes = 4;
@@ -555,6 +556,7 @@ struct ControlServer::Impl {
   };
   CachedJpeg program_jpeg;
   std::map<std::string, CachedJpeg> thumbnails;
+  std::map<std::string, CachedJpeg> previews;
 
   void Accept();
   void SchedulePush();
@@ -896,7 +898,7 @@ class HttpSession : public http::Session {
       if (server_.source_ids.count(*id) == 0) {
         return Write(Json(Failure(404, "no source is called '" + Shown(*id) + "'")));
       }
-      if (action == "thumbnail.jpg") {
+      if (action == "thumbnail.jpg" || action == "preview.jpg") {
         if (!get) return Write(NotAllowed("GET"));
         std::shared_ptr<const Picture> picture = server_.engine->SourcePicture(*id);
         if (!picture) {
@@ -904,8 +906,10 @@ class HttpSession : public http::Session {
           r.set(beast::http::field::retry_after, "1");
           return Write(std::move(r));
         }
-        Result<std::string> jpeg = server_.Preview(server_.thumbnails[*id], std::move(picture),
-                                                   kThumbnailWidth, Backdrop::kCheckerboard);
+        const bool thumbnail = action == "thumbnail.jpg";
+        Result<std::string> jpeg = server_.Preview(
+            thumbnail ? server_.thumbnails[*id] : server_.previews[*id], std::move(picture),
+            thumbnail ? kThumbnailWidth : kSourcePreviewWidth, Backdrop::kCheckerboard);
         if (!jpeg.ok()) return Write(Json(Failure(jpeg.status())));
         return Write(Body("image/jpeg", std::move(jpeg).value()));
       }
@@ -927,11 +931,11 @@ class HttpSession : public http::Session {
       }
       return Write(Json(Failure(404, "no route " + Shown(path) +
                                          "; a source takes POST show, hide, call, navigate, "
-                                         "reload and GET thumbnail.jpg")));
+                                         "reload and GET thumbnail.jpg, preview.jpg")));
     }
     Write(Json(Failure(404, "no route " + Shown(path) +
                                 "; the routes are /, /status, /metrics, /program.jpg, /ws and "
-                                "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg}")));
+                                "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg,preview.jpg}")));
   }
 
   ControlServer::Impl& server_;
