@@ -4,6 +4,7 @@
 // with) and on the program picture (what went on air). One show per test process.
 #include "live/amcp_server.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -15,9 +16,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "live/control_server.h"
 #include "testing/amcp_client.h"
+#include "testing/http_client.h"
 
 namespace pagereel::live {
 namespace {
@@ -323,6 +327,93 @@ TEST_F(AmcpServerTest, HostileClientsAreBoundedAndRunNothing) {
   json after = Calls();
   EXPECT_EQ(after, before) << "something a hostile client sent reached the template";
   EXPECT_TRUE(Visible("gfx"));
+}
+
+// Sockets of pagereel's servers (the listeners, and clients' connections) must not live on
+// in the browsers it starts: a browser holding one kept the port taking connections after
+// pagereel closed it. Checked on the browsers the show starts after the servers listen, and
+// on one started again (after a crash) while a controller is connected.
+std::set<std::string> SocketsOf(const std::string& pid) {
+  std::set<std::string> sockets;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator("/proc/" + pid + "/fd", ec)) {
+    std::error_code link_ec;
+    const std::string target = fs::read_symlink(fd.path(), link_ec).string();
+    if (!link_ec && target.starts_with("socket:")) sockets.insert(target);
+  }
+  return sockets;
+}
+
+// The processes of the browser's tree (its own process group).
+std::vector<std::string> GroupOf(int browser_pid) {
+  std::vector<std::string> pids;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    if (::getpgid(std::stoi(name)) == browser_pid) pids.push_back(name);
+  }
+  return pids;
+}
+
+TEST(LiveSocketsTest, BrowsersInheritNoListenerAndNoConnection) {
+  ControlOptions control_options;
+  control_options.listen = "127.0.0.1:0";
+  Result<std::unique_ptr<ControlServer>> control = ControlServer::Listen(control_options);
+  ASSERT_TRUE(control.ok()) << control.status().ToString();
+  AmcpOptions amcp_options;
+  amcp_options.listen = "127.0.0.1:0";
+  amcp_options.layers = {{1, "page"}};
+  Result<std::unique_ptr<AmcpServer>> amcp = AmcpServer::Listen(amcp_options);
+  ASSERT_TRUE(amcp.ok()) << amcp.status().ToString();
+
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.sources.push_back(SourceSpec{.id = "page", .url = "data:text/html,<p>x</p>"});
+  OutputSpec out;
+  out.id = "file";
+  out.stream.container = encode::Container::kMatroska;
+  const fs::path file = fs::temp_directory_path() / ("pagereel-sockets-" + std::to_string(::getpid()) + ".mkv");
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, file.string(), nullptr};
+  show.outputs.push_back(out);
+  Result<std::unique_ptr<Engine>> engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  (*control)->Serve(**engine);
+  (*amcp)->Serve(**engine);
+  std::atomic<bool> stop{false};
+  std::thread runner([&] { (void)(*engine)->Run(0, &stop); });
+
+  const auto browser_pid = [&] { return (*engine)->CurrentStatus().sources[0].browser_pid; };
+  const auto check = [&](const char* when) {
+    const std::set<std::string> ours = SocketsOf("self");
+    ASSERT_GE(ours.size(), 2u) << "the two listeners at least";
+    const std::vector<std::string> tree = GroupOf(browser_pid());
+    ASSERT_FALSE(tree.empty()) << when;
+    for (const std::string& pid : tree) {
+      for (const std::string& socket : SocketsOf(pid)) {
+        EXPECT_EQ(ours.count(socket), 0u) << when << ": browser process " << pid << " holds " << socket;
+      }
+    }
+  };
+  ASSERT_TRUE(WaitFor([&] { return browser_pid() > 0; }, milliseconds(10'000)));
+  check("the browsers started after the servers listened");
+
+  AmcpClient controller((*amcp)->port());
+  ASSERT_EQ(controller.Command("VERSION"), "201 VERSION OK\n2.3.0 pagereel");
+  testing::HttpReply status = testing::Get((*control)->port(), "/status");  // A connection too.
+  ASSERT_EQ(status.status, 200);
+  const int first = browser_pid();
+  ::kill(first, SIGKILL);
+  ASSERT_TRUE(WaitFor([&] { return browser_pid() > 0 && browser_pid() != first; }, milliseconds(20'000)));
+  check("a browser started again while a controller was connected");
+
+  stop = true;
+  runner.join();
+  (*amcp)->Stop();
+  (*control)->Stop();
+  std::error_code ignored;
+  fs::remove(file, ignored);
 }
 
 }  // namespace
