@@ -195,6 +195,10 @@ Parsed Parse(std::string_view line) {
     ++at;
     if (at == tokens.size()) return fail(Code::kMissing, "REQ", "REQ needs an id");
     id = tokens[at++];
+    // Echoed at the start of the reply: nothing in it may break the reply's lines.
+    for (char& c : id) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
     if (at == tokens.size()) return fail(Code::kError, "", "REQ " + id + " names no command", id);
   }
   Request r;
@@ -412,6 +416,12 @@ std::vector<std::string> ListTemplates(const std::string& templates, size_t limi
       continue;
     }
     const fs::path& p = it->path();
+    // Names go out one per line in quotes: none that could break a line or a quote.
+    const std::string name = p.filename().string();
+    if (!IsUtf8(name) || name.find_first_of("\"\r\n") != std::string::npos) {
+      it.disable_recursion_pending();
+      continue;
+    }
     std::error_code type_ec;
     if (it->is_directory(type_ec)) {
       if (fs::is_regular_file(p / "index.html", type_ec)) {
@@ -447,7 +457,7 @@ std::string XmlEscape(std::string_view text) {
       case '"': out += "&quot;"; break;
       case '\r':
       case '\n': out += ' '; break;
-      default: out += c;
+      default: out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
     }
   }
   return out;
