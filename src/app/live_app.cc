@@ -325,6 +325,26 @@ int RunLive(const LiveRequest& request) {
                    show.control.listen.c_str());
     }
   }
+  if (amcp) {
+    amcp->Serve(**engine);
+    std::string layers;
+    for (const live::SourceSpec& s : show.sources) {
+      if (s.amcp_layer < 0) continue;
+      layers += (layers.empty() ? "" : ", ") + std::to_string(show.amcp.channel) + "-" +
+                std::to_string(s.amcp_layer) + " " + s.id;
+    }
+    const bool v6 = amcp->host().find(':') != std::string::npos;
+    std::fprintf(stderr, "pagereel live: AMCP (CasparCG) on %s%s%s:%u: %s\n", v6 ? "[" : "",
+                 amcp->host().c_str(), v6 ? "]" : "", amcp->port(), layers.c_str());
+    if (!amcp->loopback() && show.amcp.token.empty()) {
+      std::fprintf(stderr,
+                   "pagereel live: warning: the AMCP server on %s can be reached from other "
+                   "machines and has no token: anyone who reaches it can change the show. Set "
+                   "amcp.token (controllers then send LOCK %d ACQUIRE TOKEN), or listen on "
+                   "127.0.0.1.\n",
+                   show.amcp.listen.c_str(), show.amcp.channel);
+    }
+  }
   std::fprintf(stderr, "pagereel live: on air%s; Ctrl-C or SIGTERM ends the show\n",
                *ticks > 0 ? (" for " + std::to_string(*ticks) + " ticks").c_str() : "");
   std::atomic<bool> done{false};

@@ -264,7 +264,7 @@ class ShowReader {
           Note(At(*control->get("listen"), "control.listen",
                   "port " + port + " is already used by " + ports[port]));
         }
-        ports.emplace(port, "control.listen");
+        if (!port.ends_with(":0")) ports.emplace(port, "control.listen");  // 0: any free port.
       }
       if (auto token = String(*control, "control", "token"); token && Got(*token)) {
         show.control.token = **token;
@@ -277,7 +277,7 @@ class ShowReader {
       if (auto listen = String(*amcp, "amcp", "listen"); listen && Got(*listen)) {
         show.amcp.listen = **listen;
         const std::string port = HostPort("http://" + show.amcp.listen);
-        if (ports.count(port) != 0) {
+        if (!port.ends_with(":0") && ports.count(port) != 0) {
           Note(At(*amcp->get("listen"), "amcp.listen",
                   "port " + port + " is already used by " + ports[port]));
         }
