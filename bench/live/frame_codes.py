@@ -5,23 +5,38 @@ wall clock, and says how the content moved against the output: duplicated page f
 (the same one twice in a row), missing ones (the content jumped by more than 1.5 periods),
 the content's step jitter, and latency (an output frame's time minus its page frame's).
 
-  frame_codes.py VIDEO --tick0-ms W0 --period-ms P
+  frame_codes.py VIDEO --tick0-ms W0 --period-ms P [--skip FRAMES]
+
+Also: "new", the share of output frames (after the first) that show a page frame no earlier
+output frame showed (a source's freshness as a receiver sees it), and "exact_steps", the
+share whose content moved by one period (within 1.5 ms: the codes are whole milliseconds).
+The bars may be at any size: 1/16 of the width each, 1/6 of the height (pages/slots.html,
+counter.html, ticker.html).
 """
 import argparse
 import json
 import statistics
 import subprocess
 
-W, H = 640, 360
+def size_of(video):
+    out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                          "stream=width,height", "-of", "csv=p=0", video],
+                         check=True, capture_output=True, text=True).stdout
+    w, h = out.strip().split(",")[:2]
+    return int(w), int(h)
 
 
 def codes(video):
+    # The bars are 1/16 of the width and 1/6 of the height: read the middle of each.
+    w, h = size_of(video)
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-f", "rawvideo", "-pix_fmt",
-                          "gray", "-s", f"{W}x{H}", "-"], check=True, capture_output=True).stdout
-    size = W * H
+                          "gray", "-"], check=True, capture_output=True).stdout
+    size = w * h
+    row = h // 12
     for i in range(len(raw) // size):
         frame = raw[i * size:(i + 1) * size]
-        yield sum(1 << b for b in range(16) if frame[30 * W + b * 40 + 20] > 128)
+        yield sum(1 << b for b in range(16)
+                  if frame[row * w + (2 * b + 1) * w // 32] > 128)
 
 
 def quantile(values, q):
@@ -34,6 +49,7 @@ def main():
     p.add_argument("video")
     p.add_argument("--tick0-ms", type=float)
     p.add_argument("--period-ms", type=float)
+    p.add_argument("--skip", type=int, default=25)
     a = p.parse_args()
     found = list(codes(a.video))
     walls = [a.tick0_ms + i * a.period_ms for i in range(len(found))]
@@ -43,12 +59,15 @@ def main():
     for code, wall in zip(found, walls):
         top = int(wall) + 5
         content.append(top - ((top - code) % 65536))
-    skip = min(len(found), 25)  # The first second is warm-up for both pipelines.
+    skip = min(len(found), a.skip)  # Warm-up: the first second by default.
     content, walls = content[skip:], walls[skip:]
     latency = [w - c for c, w in zip(content, walls)]
     steps = [b - a for a, b in zip(content, content[1:])]
     print(json.dumps({
         "frames": len(content),
+        "new": round(sum(1 for s in steps if s > 0) / max(1, len(steps)), 4),
+        "exact_steps": round(sum(1 for s in steps if abs(s - a.period_ms) <= 1.5)
+                             / max(1, len(steps)), 4),
         "duplicated": sum(1 for s in steps if s == 0),
         "missing": sum(round(s / a.period_ms) - 1 for s in steps if s > 1.5 * a.period_ms),
         "backwards": sum(1 for s in steps if s < 0),

@@ -9,9 +9,11 @@
 #include <thread>
 
 #include "app/render_app.h"
+#include "http/url.h"
 #include "live/amcp_server.h"
 #include "live/control_server.h"
 #include "live/engine.h"
+#include "probe/host.h"
 
 namespace pagereel::app {
 
@@ -59,13 +61,16 @@ void PrintSummary(const live::ShowStatus& st) {
                st.clock.mix_p50_us / 1000, st.clock.mix_p99_us / 1000);
   for (const live::SourceStatus& s : st.sources) {
     std::fprintf(stderr,
-                 "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s), %lld repeated, "
-                 "%lld discarded, %lld ticks skipped, %lld restarts, arrival %.1f ms after its "
-                 "tick; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
-                 s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps,
-                 static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
-                 static_cast<long long>(s.skipped), static_cast<long long>(s.restarts), s.arrival_ms,
-                 s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+                 "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s, %.1f %% of ticks), %lld repeated, "
+                 "%lld discarded, %lld ticks skipped, %lld restarts, pictures ready %.1f ms %s "
+                 "their ticks; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
+                 s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps_show,
+                 100 * s.freshness_show, static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
+                 static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
+                 std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+    if (s.page_errors > 0) {
+      std::fprintf(stderr, "    its page threw %lld uncaught exceptions\n", static_cast<long long>(s.page_errors));
+    }
     if (!s.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", s.last_error.c_str());
   }
   for (const live::OutputStatus& o : st.outputs) {
@@ -75,6 +80,46 @@ void PrintSummary(const live::ShowStatus& st) {
                  o.bitrate_kbps);
     if (!o.last_error.empty()) std::fprintf(stderr, "    last error: %s\n", o.last_error.c_str());
   }
+}
+
+// A udp://, srt:// or rtmp:// URL's host and port, checked before the show starts: a port
+// outside 1-65535, or none where the protocol has no default, would otherwise be retried
+// for the whole show. The message names the output and says what to write.
+Status CheckStreamUrl(const std::string& destination, const std::string& scheme) {
+  const size_t start = scheme.size() + 3;
+  const size_t end = destination.find_first_of("/?", start);
+  const std::string authority = destination.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  const std::string query = end == std::string::npos ? "" : destination.substr(end);
+  const bool listener = query.find("mode=listener") != std::string::npos;
+  const std::string form = scheme == "rtmp" ? "rtmp://HOST[:PORT]/APP/KEY"
+                           : scheme == "srt" ? "srt://HOST:PORT (or srt://:PORT?mode=listener)"
+                                             : "udp://HOST:PORT";
+  auto refuse = [&](const std::string& what) {
+    return InvalidArgumentError("output '" + destination + "': " + what + "; write " + form);
+  };
+  std::string host = authority;
+  std::string port;
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string::npos) return refuse("its IPv6 host has no closing ']'");
+    host = authority.substr(0, close + 1);
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':') return refuse("'" + authority + "' is not HOST:PORT");
+      port = authority.substr(close + 2);
+    }
+  } else if (const size_t colon = authority.rfind(':'); colon != std::string::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+    if (port.empty()) return refuse("it has a ':' but no port");
+  }
+  if (host.empty() && !(scheme == "srt" && listener)) return refuse("it names no host");
+  if (port.empty()) {
+    if (scheme == "rtmp") return Status::Ok();  // 1935.
+    return refuse(scheme == "udp" ? "UDP has no default port: give one"
+                                  : "SRT has no default port: give one");
+  }
+  if (!http::ParsePort(port)) return refuse("port '" + port + "' is not a number from 1 to 65535");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -101,6 +146,9 @@ Result<live::OutputSpec> OutputForDestination(const std::string& destination, co
     s.container = container;
     s.sink = Sink{Sink::Kind::kUrl, destination, nullptr};
   };
+  for (const std::string scheme : {"udp", "srt", "rtmp"}) {
+    if (lower.rfind(scheme + "://", 0) == 0) PR_RETURN_IF_ERROR(CheckStreamUrl(destination, scheme));
+  }
   if (lower.rfind("udp://", 0) == 0) {
     url(Container::kMpegTs);
     // Seven transport packets per datagram, as receivers expect.
@@ -306,6 +354,9 @@ int RunLive(const LiveRequest& request) {
   std::fprintf(stderr, "pagereel live: starting %zu sources and %zu outputs at %dx%d, %s fps\n",
                show.sources.size(), show.outputs.size(), show.width, show.height,
                show.fps.ToString().c_str());
+  // What the scheduler will do to the clock thread here (also in the as-run log).
+  show.clock.scheduler_note = probe::DescribeClockScheduling(probe::InspectClockScheduling(probe::HostFiles()));
+  std::fprintf(stderr, "pagereel live: clock scheduling: %s\n", show.clock.scheduler_note.c_str());
   Result<std::unique_ptr<live::Engine>> engine = live::Engine::Start(show);
   if (!engine.ok()) {
     std::fprintf(stderr, "pagereel live: %s\n", std::string(engine.status().message()).c_str());

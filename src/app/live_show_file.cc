@@ -193,7 +193,7 @@ class ShowReader {
     for (size_t i = 0; outputs != nullptr && i < outputs->size(); ++i) {
       const toml::table& t = *outputs->get(i)->as_table();
       const std::string where = "outputs[" + std::to_string(i) + "]";
-      Note(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames"}));
+      Note(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames", "alpha"}));
       std::string to;
       if (!Got(Required(t, where, "to"), to)) continue;
       std::string codec = "h264";
@@ -230,6 +230,14 @@ class ShowReader {
       Got(Int(t, where, "bitrate_kbps", 0, 100, 200'000), out->stream.bitrate_kbps);
       Got(Int(t, where, "quality", 80, 1, 100), out->stream.quality);
       Got(Int(t, where, "queue_frames", 0, 2, 10'000), out->queue_frames);
+      if (const toml::node* alpha = t.get("alpha")) {
+        Result<live::OutputAlpha> parsed = OutputAlphaOf(*alpha, *out);
+        if (!parsed.ok()) {
+          Note(At(*alpha, where + ".alpha", parsed.status().message()));
+        } else {
+          out->alpha = *parsed;
+        }
+      }
       if (is_url) {
         const std::string port = HostPort(to);
         if (!port.empty() && !ports.emplace(port, where).second) {
@@ -448,6 +456,37 @@ class ShowReader {
     if (r < 0 || g < 0 || b < 0 || a < 0) return std::nullopt;
     return live::Rgba{static_cast<uint8_t>(r), static_cast<uint8_t>(g), static_cast<uint8_t>(b),
                       static_cast<uint8_t>(a)};
+  }
+  // An output's `alpha`: true or false, or "fill", "key" or "key+fill" (H.264 only).
+  static Result<live::OutputAlpha> OutputAlphaOf(const toml::node& node, const live::OutputSpec& out) {
+    const bool h264 = out.stream.codec == encode::Codec::kH264;
+    if (node.is_boolean()) {
+      if (!*node.value<bool>()) return live::OutputAlpha::kNone;
+      if (h264) {
+        return InvalidArgumentError("H.264 has no alpha channel: use codec = \"prores\" or "
+                                    "\"ffv1\" (.mov or .mkv) for a file with alpha, or alpha = "
+                                    "\"key+fill\" for a keyer's pair");
+      }
+      return live::OutputAlpha::kChannel;
+    }
+    const std::string text = node.is_string() ? *node.value<std::string>() : "";
+    live::OutputAlpha alpha;
+    if (text == "fill") alpha = live::OutputAlpha::kFill;
+    else if (text == "key") alpha = live::OutputAlpha::kKey;
+    else if (text == "key+fill" || text == "fill+key") alpha = live::OutputAlpha::kKeyAndFill;
+    else return InvalidArgumentError("write true, false, \"fill\", \"key\" or \"key+fill\"");
+    if (!h264) {
+      return InvalidArgumentError("a keyer's fill and key are H.264; with " + text +
+                                  " leave out codec (or ask for alpha = true in ProRes or FFV1)");
+    }
+    const encode::Container c = out.stream.container;
+    if (alpha == live::OutputAlpha::kKeyAndFill && c != encode::Container::kMpegTs &&
+        c != encode::Container::kMatroska) {
+      return InvalidArgumentError("key+fill is two video streams, which MPEG-TS (udp://, srt://, "
+                                  ".ts) and Matroska (.mkv) carry; for another output send "
+                                  "alpha = \"fill\" and alpha = \"key\" to two outputs");
+    }
+    return alpha;
   }
   // "host:port" of a URL, or "" when it has no port.
   static std::string HostPort(const std::string& url) {

@@ -255,5 +255,34 @@ TEST(LiveDurationTest, ShorterThanAFrameIsRefusedNotUnlimited) {
   EXPECT_EQ(RunLive(request), 2);
 }
 
+TEST(OutputForDestinationTest, StreamUrlsWithABadOrMissingPortAreRefused) {
+  for (const char* bad : {"srt://127.0.0.1:99999", "srt://127.0.0.1", "udp://127.0.0.1",
+                          "udp://239.0.0.1:", "udp://:5000", "rtmp://127.0.0.1:0/live/key",
+                          "srt://127.0.0.1:port"}) {
+    Result<live::OutputSpec> out = OutputForDestination(bad);
+    ASSERT_FALSE(out.ok()) << bad;
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(std::string(out.status().message()).find(bad), std::string::npos) << out.status().message();
+    EXPECT_NE(std::string(out.status().message()).find("write "), std::string::npos) << out.status().message();
+  }
+  for (const char* good : {"srt://127.0.0.1:9000", "srt://:9000?mode=listener", "udp://239.0.0.1:5000",
+                           "rtmp://127.0.0.1/live/key", "rtmp://[::1]:1935/live/key"}) {
+    EXPECT_TRUE(OutputForDestination(good).ok()) << good;
+  }
+}
+
+TEST_F(ShowFileTest, OutputAlphaIsReadAndCheckedAgainstTheCodecAndContainer) {
+  const std::string head = "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\n[[outputs]]\n";
+  Result<live::ShowSpec> show = LoadShowFile(Write("a.toml", head + "to = \"srt://127.0.0.1:9000\"\nalpha = \"key+fill\"\n"));
+  ASSERT_TRUE(show.ok()) << show.status().ToString();
+  EXPECT_EQ(show->outputs[0].alpha, live::OutputAlpha::kKeyAndFill);
+  show = LoadShowFile(Write("b.toml", head + "to = \"x.mov\"\ncodec = \"prores\"\nalpha = true\n"));
+  ASSERT_TRUE(show.ok()) << show.status().ToString();
+  EXPECT_EQ(show->outputs[0].alpha, live::OutputAlpha::kChannel);
+  EXPECT_NE(Refusal(head + "to = \"x.mp4\"\nalpha = true\n").find("H.264 has no alpha channel"), std::string::npos);
+  EXPECT_NE(Refusal(head + "to = \"x.m3u8\"\nalpha = \"key+fill\"\n").find("two video streams"), std::string::npos);
+  EXPECT_NE(Refusal(head + "to = \"x.ts\"\nalpha = \"luma\"\n").find("outputs[0].alpha"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pagereel::app

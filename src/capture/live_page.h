@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "browser/browser.h"
@@ -58,14 +59,32 @@ class LivePage {
 
   // Draws one frame at `frame_time` (CLOCK_MONOTONIC) with the show's `interval`, and reads
   // it back if it changed; `force_screenshot` asks for a picture even without a change (a
-  // source's first). kUnavailable when the browser died, kDeadlineExceeded when it hung.
+  // source's first). has_damage says whether the page changed (for a page that was
+  // animating: whether its picture differs from the last one). kUnavailable when the browser died, kDeadlineExceeded when it hung.
   // REQUIRES: frame_time later than the last call's.
+  // `timeout` (zero: the page's) bounds each beginFrame.
   Result<LiveFrame> BeginFrame(std::chrono::nanoseconds frame_time,
-                               std::chrono::nanoseconds interval, bool force_screenshot = false);
+                               std::chrono::nanoseconds interval, bool force_screenshot = false,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
+  // Runs an empty script in the page, to learn whether its main thread still takes tasks
+  // (a page stuck in a loop answers beginFrames from its compositor, but not this).
+  // kDeadlineExceeded when it got no answer within `timeout`.
+  Status Ping(std::chrono::milliseconds timeout);
+
+  // The page's uncaught exceptions since the last call (at most the newest 16, with how
+  // many there were in all), for the show's status and as-run log.
+  struct Errors {
+    std::vector<std::string> newest;
+    int64_t count = 0;
+  };
+  Errors TakeErrors();
 
   // Evaluates `expression` in the page (promises awaited) and returns its value as JSON
   // text; an exception comes back as kFailedPrecondition with the page's message.
-  Result<std::string> Evaluate(const std::string& expression);
+  // Waits at most `timeout` (zero: the page's).
+  Result<std::string> Evaluate(const std::string& expression,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Loads `url` in place of the current document; empty: reloads it.
   Status Navigate(const std::string& url);
@@ -87,6 +106,8 @@ class LivePage {
   std::unique_ptr<PageSession> session_;
   std::shared_ptr<Shared> shared_;
   std::chrono::nanoseconds last_frame_time_{0};
+  bool animating_ = false;   // The last frame changed: draw and read back in one beginFrame.
+  size_t last_digest_ = 0;   // Of the last picture read back.
 };
 
 }  // namespace pagereel::capture

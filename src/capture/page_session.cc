@@ -142,8 +142,9 @@ Status PageSession::Send(std::string_view method, std::string_view params) {
   return browser_.client().Send(method, params, session_id_);
 }
 
-Result<cdp::Message> PageSession::BeginFrame(std::string_view params) {
-  Result<cdp::Message> reply = browser_.BeginFrame(session_id_, params, options_.timeout);
+Result<cdp::Message> PageSession::BeginFrame(std::string_view params, std::chrono::milliseconds timeout) {
+  Result<cdp::Message> reply =
+      browser_.BeginFrame(session_id_, params, timeout.count() > 0 ? timeout : options_.timeout);
   if (reply.ok()) return reply;
   if (reply.status().message().find("Another frame is pending") != std::string_view::npos) {
     // A frame that never completed (seen when one was begun while a navigation swapped

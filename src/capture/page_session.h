@@ -83,8 +83,10 @@ class PageSession {
   // HeadlessExperimental.beginFrame with `params`, through Browser::BeginFrame (one in
   // flight per browser). The reply is handed over as it came: a screenshot in it is not
   // copied. A frame the browser still has pending (one that never completed blocks every
-  // later one) fails with kDeadlineExceeded; other failures as Explain() says.
-  Result<cdp::Message> BeginFrame(std::string_view params);
+  // later one) fails with kDeadlineExceeded; other failures as Explain() says. Waits at
+  // most `timeout` (zero: the session's).
+  Result<cdp::Message> BeginFrame(std::string_view params,
+                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Calls `on_event` on `*state` for every `method` event of the page (empty: every
   // event), on the reader thread, until the session is destroyed. The session keeps only a

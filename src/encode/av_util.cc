@@ -55,7 +55,7 @@ std::vector<uint8_t> PackRgba(const uint8_t* data, int width, int height, int st
 }
 
 void FormatContextFree::operator()(AVFormatContext* f) const {
-  // A custom (memory) AVIOContext belongs to its AvOutput, not to the format.
+  // A custom (memory) AVIOContext belongs to its AvMuxer, not to the format.
   if (f->pb != nullptr && !(f->oformat->flags & AVFMT_NOFILE) &&
       !(f->flags & AVFMT_FLAG_CUSTOM_IO)) {
     avio_closep(&f->pb);
@@ -66,7 +66,7 @@ void FormatContextFree::operator()(AVFormatContext* f) const {
 // A file held in memory for a kMemoryFile sink: seekable, so muxers that go back to fill in
 // an index (MP4's moov, Matroska's cues and duration) write what they write to a file; MP4's
 // faststart pass reopens the output for reading, through the format's io_open, as a Reader.
-struct AvOutput::MemoryFile {
+struct AvMuxer::MemoryFile {
   std::vector<uint8_t> bytes;
   size_t pos = 0;
 
@@ -146,13 +146,13 @@ struct AvOutput::MemoryFile {
   }
 };
 
-AvOutput::AvOutput(Sink sink, std::function<bool()> should_stop)
+AvMuxer::AvMuxer(Sink sink, std::function<bool()> should_stop)
     : sink_(std::move(sink)),
       should_stop_(std::move(should_stop)),
       write_path_(sink_.kind == Sink::Kind::kFile ? PartialPath(sink_.target).string()
                                                   : sink_.target) {}
 
-AvOutput::~AvOutput() {
+AvMuxer::~AvMuxer() {
   const bool remove = !finished_ && sink_.kind == Sink::Kind::kFile;
   format_.reset();  // Closes the file before it is removed.
   if (memory_io_ != nullptr) {
@@ -165,8 +165,8 @@ AvOutput::~AvOutput() {
   }
 }
 
-int AvOutput::WriteToMemory(void* opaque, uint8_t* data, int size) {
-  auto* self = static_cast<AvOutput*>(opaque);
+int AvMuxer::WriteToMemory(void* opaque, uint8_t* data, int size) {
+  auto* self = static_cast<AvMuxer*>(opaque);
   if (!self->memory_status_.ok()) return AVERROR(EIO);
   self->memory_status_ = self->sink_.write(std::span<const uint8_t>(data, static_cast<size_t>(size)));
   if (!self->memory_status_.ok()) return AVERROR(EIO);
@@ -174,77 +174,126 @@ int AvOutput::WriteToMemory(void* opaque, uint8_t* data, int size) {
   return size;
 }
 
-int AvOutput::Interrupted(void* opaque) {
-  auto* self = static_cast<AvOutput*>(opaque);
+int AvMuxer::Interrupted(void* opaque) {
+  auto* self = static_cast<AvMuxer*>(opaque);
   return self->should_stop_ && self->should_stop_() ? 1 : 0;
 }
 
-int64_t AvOutput::bytes_written() const {
+namespace {
+
+// A media file a muxer opens of its own (HLS's segments), not its playlist.
+bool IsMediaFile(const char* url) {
+  const std::string_view name(url == nullptr ? "" : url);
+  for (std::string_view ext : {".ts", ".m4s", ".mp4"}) {
+    if (name.size() >= ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int AvMuxer::OpenCounted(AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
+                         AVDictionary** options) {
+  auto* self = static_cast<AvMuxer*>(s->opaque);
+  const int err = self->own_open_(s, pb, url, flags, options);
+  if (err >= 0 && (flags & AVIO_FLAG_WRITE) && IsMediaFile(url)) self->open_segment_ = *pb;
+  return err;
+}
+
+int AvMuxer::CloseCounted(AVFormatContext* s, AVIOContext* pb) {
+  auto* self = static_cast<AvMuxer*>(s->opaque);
+  if (pb != nullptr && pb == self->open_segment_) {
+    avio_flush(pb);
+    self->segment_bytes_ += avio_tell(pb);
+    self->open_segment_ = nullptr;
+  }
+  return self->own_close_(s, pb);
+}
+
+int64_t AvMuxer::bytes_written() const {
   if (sink_.kind == Sink::Kind::kMemory) return memory_bytes_;
   if (memory_file_) return static_cast<int64_t>(memory_file_->bytes.size());
+  if (own_open_ != nullptr) {
+    return segment_bytes_ + (open_segment_ != nullptr ? avio_tell(open_segment_) : 0);
+  }
   if (!format_ || format_->pb == nullptr) return closed_bytes_;
   return avio_tell(format_->pb);
 }
 
-Status AvOutput::Open(const char* format_name, const char* codec_name,
-                      const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
-                      AVDictionary** muxer_options, AVDictionary** protocol_options) {
-  const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
-  if (codec == nullptr) {
-    return NotFoundError(std::string("this FFmpeg has no ") + codec_name +
-                         " encoder; install Debian's FFmpeg libraries (apt-get install "
-                         "libavcodec-dev)");
-  }
+Status AvMuxer::Create(const char* format_name) {
   AVFormatContext* fmt = nullptr;
   int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, write_path_.c_str());
   if (err < 0) return AvError("setting up the " + std::string(format_name) + " muxer", err);
   format_.reset(fmt);
-  format_->interrupt_callback = AVIOInterruptCB{&AvOutput::Interrupted, this};
-  if (sink_.kind == Sink::Kind::kGrowingFile || sink_.kind == Sink::Kind::kUrl) {
+  format_->interrupt_callback = AVIOInterruptCB{&AvMuxer::Interrupted, this};
+  // UDP sends a datagram per flush: flushed per packet, a frame's last datagram would be
+  // short. Filled instead, every datagram is the URL's pkt_size (7 TS packets, 1316 bytes,
+  // as receivers expect); a frame's tail then leaves with the next frame.
+  const bool udp = sink_.kind == Sink::Kind::kUrl && sink_.target.rfind("udp://", 0) == 0;
+  if ((sink_.kind == Sink::Kind::kGrowingFile || sink_.kind == Sink::Kind::kUrl) && !udp) {
     // Each packet reaches the kernel as it is muxed: a live recording is playable up to its
     // last packet if the process dies, and a peer gets frames without buffering delay.
     format_->flags |= AVFMT_FLAG_FLUSH_PACKETS;
   }
-
-  codec_.reset(avcodec_alloc_context3(codec));
-  if (format_->oformat->flags & AVFMT_GLOBALHEADER) {
-    codec_->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  if (udp) format_->flush_packets = 0;  // Not even at a packet's end when the buffer is small.
+  if ((format_->oformat->flags & AVFMT_NOFILE) && sink_.kind == Sink::Kind::kGrowingFile) {
+    // The muxer writes files of its own (HLS): count their bytes as they are closed.
+    own_open_ = format_->io_open;
+    own_close_ = format_->io_close2;
+    format_->opaque = this;
+    format_->io_open = &AvMuxer::OpenCounted;
+    format_->io_close2 = &AvMuxer::CloseCounted;
   }
-  AVDictionary* codec_options = nullptr;
-  configure(codec_.get(), &codec_options);
-  err = avcodec_open2(codec_.get(), codec, &codec_options);
-  av_dict_free(&codec_options);
-  if (err < 0) return AvError(std::string("opening the ") + codec_name + " encoder", err);
+  return Status::Ok();
+}
 
-  stream_ = avformat_new_stream(format_.get(), nullptr);
-  if (stream_ == nullptr) return InternalError("could not add a video stream");
-  stream_->time_base = codec_->time_base;
-  stream_->avg_frame_rate = codec_->framerate;
-  err = avcodec_parameters_from_context(stream_->codecpar, codec_.get());
+bool AvMuxer::WantsGlobalHeader() const {
+  return format_ && (format_->oformat->flags & AVFMT_GLOBALHEADER) != 0;
+}
+
+Result<int> AvMuxer::AddStream(const AVCodecContext* encoder) {
+  AVStream* stream = avformat_new_stream(format_.get(), nullptr);
+  if (stream == nullptr) return InternalError("could not add a video stream");
+  stream->time_base = encoder->time_base;
+  stream->avg_frame_rate = encoder->framerate;
+  int err = avcodec_parameters_from_context(stream->codecpar, encoder);
   if (err < 0) return AvError("copying encoder parameters", err);
+  return stream->index;
+}
 
+Result<int> AvMuxer::AddStream(const AVCodecParameters* parameters, AVRational time_base,
+                               AVRational frame_rate) {
+  AVStream* stream = avformat_new_stream(format_.get(), nullptr);
+  if (stream == nullptr) return InternalError("could not add a video stream");
+  stream->time_base = time_base;
+  stream->avg_frame_rate = frame_rate;
+  int err = avcodec_parameters_copy(stream->codecpar, parameters);
+  if (err < 0) return AvError("copying encoder parameters", err);
+  return stream->index;
+}
+
+Status AvMuxer::Start(AVDictionary** muxer_options, AVDictionary** protocol_options) {
   if (!(format_->oformat->flags & AVFMT_NOFILE)) {
     if (sink_.kind == Sink::Kind::kMemory || sink_.kind == Sink::Kind::kMemoryFile) {
       PR_RETURN_IF_ERROR(OpenMemory());
     } else {
-      err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
-                       &format_->interrupt_callback, protocol_options);
+      int err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
+                           &format_->interrupt_callback, protocol_options);
       if (err < 0) {
         return AvError((sink_.kind == Sink::Kind::kUrl ? "connecting to " : "creating ") +
                            write_path_, err);
       }
     }
   }
-  err = avformat_write_header(format_.get(), muxer_options);
+  int err = avformat_write_header(format_.get(), muxer_options);
   if (err < 0) {
     if (!memory_status_.ok()) return memory_status_;
     return AvError("writing the header of " + write_path_, err);
   }
-  packet_.reset(av_packet_alloc());
   return Status::Ok();
 }
 
-Status AvOutput::OpenMemory() {
+Status AvMuxer::OpenMemory() {
   constexpr int kBufferSize = 64 * 1024;
   auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
   if (buffer == nullptr) return ResourceExhaustedError("no memory for an output buffer");
@@ -257,7 +306,7 @@ Status AvOutput::OpenMemory() {
     format_->io_close2 = &MemoryFile::CloseReader;
   } else {
     memory_io_ = avio_alloc_context(buffer, kBufferSize, 1, this, nullptr,
-                                    &AvOutput::WriteToMemory, nullptr);
+                                    &AvMuxer::WriteToMemory, nullptr);
   }
   if (memory_io_ == nullptr) {
     av_free(buffer);
@@ -268,25 +317,19 @@ Status AvOutput::OpenMemory() {
   return Status::Ok();
 }
 
-Status AvOutput::Send(AVFrame* frame) {
-  int err = avcodec_send_frame(codec_.get(), frame);
-  if (err < 0) return AvError("encoding a frame", err);
-  for (;;) {
-    err = avcodec_receive_packet(codec_.get(), packet_.get());
-    if (err == AVERROR(EAGAIN) || err == AVERROR_EOF) return Status::Ok();
-    if (err < 0) return AvError("encoding a frame", err);
-    av_packet_rescale_ts(packet_.get(), codec_->time_base, stream_->time_base);
-    packet_->stream_index = stream_->index;
-    err = av_interleaved_write_frame(format_.get(), packet_.get());
-    if (err < 0) {
-      if (!memory_status_.ok()) return memory_status_;
-      return AvError("writing " + write_path_, err);
-    }
+Status AvMuxer::Write(AVPacket* packet, AVRational time_base, int stream) {
+  AVStream* s = format_->streams[stream];
+  av_packet_rescale_ts(packet, time_base, s->time_base);
+  packet->stream_index = stream;
+  int err = av_interleaved_write_frame(format_.get(), packet);
+  if (err < 0) {
+    if (!memory_status_.ok()) return memory_status_;
+    return AvError("writing " + write_path_, err);
   }
+  return Status::Ok();
 }
 
-Status AvOutput::Finish() {
-  PR_RETURN_IF_ERROR(Send(nullptr));
+Status AvMuxer::Finish() {
   int err = av_write_trailer(format_.get());
   if (err < 0) {
     if (!memory_status_.ok()) return memory_status_;
@@ -307,6 +350,61 @@ Status AvOutput::Finish() {
   if (sink_.kind == Sink::Kind::kFile) PR_RETURN_IF_ERROR(RenameIntoPlace(write_path_, sink_.target));
   finished_ = true;
   return Status::Ok();
+}
+
+Status AvEncoder::Open(const char* codec_name,
+                       const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
+                       bool global_header) {
+  const AVCodec* codec = avcodec_find_encoder_by_name(codec_name);
+  if (codec == nullptr) {
+    return NotFoundError(std::string("this FFmpeg has no ") + codec_name +
+                         " encoder; install Debian's FFmpeg libraries (apt-get install "
+                         "libavcodec-dev)");
+  }
+  codec_.reset(avcodec_alloc_context3(codec));
+  if (global_header) codec_->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* codec_options = nullptr;
+  configure(codec_.get(), &codec_options);
+  int err = avcodec_open2(codec_.get(), codec, &codec_options);
+  av_dict_free(&codec_options);
+  if (err < 0) return AvError(std::string("opening the ") + codec_name + " encoder", err);
+  packet_.reset(av_packet_alloc());
+  return Status::Ok();
+}
+
+Status AvEncoder::Send(AVFrame* frame, const std::function<Status(AVPacket*)>& each) {
+  int err = avcodec_send_frame(codec_.get(), frame);
+  if (err < 0) return AvError("encoding a frame", err);
+  for (;;) {
+    err = avcodec_receive_packet(codec_.get(), packet_.get());
+    if (err == AVERROR(EAGAIN) || err == AVERROR_EOF) return Status::Ok();
+    if (err < 0) return AvError("encoding a frame", err);
+    Status written = each(packet_.get());
+    av_packet_unref(packet_.get());
+    PR_RETURN_IF_ERROR(written);
+  }
+}
+
+AvOutput::AvOutput(Sink sink, std::function<bool()> should_stop)
+    : muxer_(std::move(sink), std::move(should_stop)) {}
+
+Status AvOutput::Open(const char* format_name, const char* codec_name,
+                      const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
+                      AVDictionary** muxer_options, AVDictionary** protocol_options) {
+  PR_RETURN_IF_ERROR(muxer_.Create(format_name));
+  PR_RETURN_IF_ERROR(encoder_.Open(codec_name, configure, muxer_.WantsGlobalHeader()));
+  PR_ASSIGN_OR_RETURN(stream_, muxer_.AddStream(encoder_.codec()));
+  return muxer_.Start(muxer_options, protocol_options);
+}
+
+Status AvOutput::Send(AVFrame* frame) {
+  const AVRational time_base = encoder_.codec()->time_base;
+  return encoder_.Send(frame, [&](AVPacket* packet) { return muxer_.Write(packet, time_base, stream_); });
+}
+
+Status AvOutput::Finish() {
+  PR_RETURN_IF_ERROR(Send(nullptr));
+  return muxer_.Finish();
 }
 
 }  // namespace pagereel::encode

@@ -50,21 +50,95 @@ struct PacketFree {
 struct SwsFree {
   void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
+struct CodecParametersFree {
+  void operator()(AVCodecParameters* p) const { avcodec_parameters_free(&p); }
+};
 struct FormatContextFree {
   void operator()(AVFormatContext* f) const;
 };
 
 using FramePtr = std::unique_ptr<AVFrame, FrameFree>;
 
-// One encoded video stream written to a sink: Open() sets up the muxer, lets `configure`
-// fill in the codec context, opens the codec and the sink and writes the header; Send()
-// encodes frames; Finish() flushes, writes the trailer and, for a kFile sink, renames the
-// partial file into place (a kMemoryFile sink is handed its bytes). Destroyed unfinished, a kFile sink's partial file is removed;
-// other sinks keep what they were sent (a growing file stays playable as far as it got).
+// A muxer writing one or more streams to a sink: Create() sets up the container,
+// AddStream() adds a stream for an opened encoder, Start() opens the sink and writes the
+// header; Write() takes encoded packets; Finish() writes the trailer and, for a kFile sink,
+// renames the partial file into place (a kMemoryFile sink is handed its bytes). Destroyed
+// unfinished, a kFile sink's partial file is removed; other sinks keep what they were sent
+// (a growing file stays playable as far as it got). One thread at a time.
+class AvMuxer {
+ public:
+  explicit AvMuxer(Sink sink, std::function<bool()> should_stop = nullptr);
+  ~AvMuxer();
+
+  Status Create(const char* format_name);
+  // Whether the container wants codec headers out of band (AV_CODEC_FLAG_GLOBAL_HEADER).
+  bool WantsGlobalHeader() const;
+  // The new stream's index. REQUIRES: Create() succeeded; the encoder is open.
+  Result<int> AddStream(const AVCodecContext* encoder);
+  Result<int> AddStream(const AVCodecParameters* parameters, AVRational time_base,
+                        AVRational frame_rate);
+  Status Start(AVDictionary** muxer_options, AVDictionary** protocol_options = nullptr);
+  // Writes `packet` (timestamps in `time_base`) to stream `stream`; the packet's reference
+  // is taken over and it is left blank.
+  Status Write(AVPacket* packet, AVRational time_base, int stream);
+  Status Finish();
+
+  const std::string& target() const { return sink_.target; }
+  // Bytes written to the sink so far; for muxers that open files of their own (HLS), the
+  // bytes of the segments written so far.
+  int64_t bytes_written() const;
+
+ private:
+  struct MemoryFile;
+  static int WriteToMemory(void* opaque, uint8_t* data, int size);
+  static int Interrupted(void* opaque);
+  static int OpenCounted(AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
+                         AVDictionary** options);
+  static int CloseCounted(AVFormatContext* s, AVIOContext* pb);
+  Status OpenMemory();
+
+  const Sink sink_;
+  const std::function<bool()> should_stop_;
+  const std::string write_path_;
+  std::unique_ptr<AVFormatContext, FormatContextFree> format_;
+  AVIOContext* memory_io_ = nullptr;  // kMemory, kMemoryFile: ours, freed after format_.
+  std::unique_ptr<MemoryFile> memory_file_;  // kMemoryFile.
+  Status memory_status_;  // The first error the memory sink's writer returned.
+  int64_t memory_bytes_ = 0;
+  int64_t closed_bytes_ = 0;  // What the file held when Finish() closed it.
+  // Muxers that open their own files (HLS): libav's own io_open/io_close2, and the bytes of
+  // the media files they have closed and the one open now.
+  decltype(AVFormatContext::io_open) own_open_ = nullptr;
+  decltype(AVFormatContext::io_close2) own_close_ = nullptr;
+  int64_t segment_bytes_ = 0;
+  AVIOContext* open_segment_ = nullptr;
+  bool finished_ = false;
+};
+
+// An encoder of frames into packets: Open() lets `configure` fill in the codec context and
+// opens the codec; Send() encodes a frame (nullptr flushes) and hands every packet that
+// comes out to `each`. One thread at a time.
+class AvEncoder {
+ public:
+  Status Open(const char* codec_name,
+              const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
+              bool global_header);
+  Status Send(AVFrame* frame, const std::function<Status(AVPacket*)>& each);
+  AVCodecContext* codec() { return codec_.get(); }
+  const AVCodecContext* codec() const { return codec_.get(); }
+
+ private:
+  std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
+  std::unique_ptr<AVPacket, PacketFree> packet_;
+};
+
+// One encoded video stream written to a sink: an AvEncoder and an AvMuxer with one stream.
+// Open() sets up the muxer, lets `configure` fill in the codec context, opens the codec and
+// the sink and writes the header; Send() encodes frames; Finish() flushes and finishes the
+// muxer (see AvMuxer).
 class AvOutput {
  public:
   explicit AvOutput(Sink sink, std::function<bool()> should_stop = nullptr);
-  ~AvOutput();
 
   Status Open(const char* format_name, const char* codec_name,
               const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
@@ -72,29 +146,14 @@ class AvOutput {
   Status Send(AVFrame* frame);  // nullptr flushes.
   Status Finish();
 
-  AVCodecContext* codec() { return codec_.get(); }
-  const std::string& target() const { return sink_.target; }
-  int64_t bytes_written() const;
+  AVCodecContext* codec() { return encoder_.codec(); }
+  const std::string& target() const { return muxer_.target(); }
+  int64_t bytes_written() const { return muxer_.bytes_written(); }
 
  private:
-  struct MemoryFile;
-  static int WriteToMemory(void* opaque, uint8_t* data, int size);
-  static int Interrupted(void* opaque);
-  Status OpenMemory();
-
-  const Sink sink_;
-  const std::function<bool()> should_stop_;
-  const std::string write_path_;
-  std::unique_ptr<AVFormatContext, FormatContextFree> format_;
-  std::unique_ptr<AVCodecContext, CodecContextFree> codec_;
-  std::unique_ptr<AVPacket, PacketFree> packet_;
-  AVStream* stream_ = nullptr;  // Owned by format_.
-  AVIOContext* memory_io_ = nullptr;  // kMemory, kMemoryFile: ours, freed after format_.
-  std::unique_ptr<MemoryFile> memory_file_;  // kMemoryFile.
-  Status memory_status_;  // The first error the memory sink's writer returned.
-  int64_t memory_bytes_ = 0;
-  int64_t closed_bytes_ = 0;  // What the file held when Finish() closed it.
-  bool finished_ = false;
+  AvMuxer muxer_;
+  AvEncoder encoder_;
+  int stream_ = 0;
 };
 
 }  // namespace pagereel::encode

@@ -44,6 +44,14 @@ enum class Container {
 
 enum class Codec { kH264, kProRes, kFfv1, kVp9 };
 
+// What a stream carries of the RGBA frames it is given (live's key and fill).
+enum class Signal {
+  kPicture,  // The colours, and the alpha channel where the stream has one (`alpha`).
+  kFill,     // A keyer's fill: the colours un-premultiplied (straight), no alpha channel.
+  kKey,      // A keyer's key: the alpha as grey luma, BT.709 limited range (Y 16 where
+             // transparent, 235 where opaque); H.264 only.
+};
+
 enum class Latency {
   kFilm,  // Best compression: B-frames and lookahead.
   kLive,  // x264's zerolatency tuning: no B-frames, no lookahead, a frame out per frame in.
@@ -71,6 +79,11 @@ struct StreamSpec {
   int height = 0;
   Rational fps{30, 1};
   bool alpha = false;  // ProRes 4444, VP9 yuva420p or FFV1 BGRA; others refuse.
+  Signal signal = Signal::kPicture;
+  // The frames' colours are premultiplied by their alpha (live's program pictures). Streams
+  // with an alpha channel and fills un-premultiply them: every alpha stream pagereel writes
+  // carries straight colour, as ProRes 4444 and keyers' fills expect.
+  bool premultiplied = false;
   // 1 (smallest) to 100 (best): CRF for H.264 and VP9. Ignored when bitrate_kbps is set.
   int quality = 90;
   // Constant bitrate for streams whose peers need one (H.264: maxrate = bitrate, one second

@@ -133,6 +133,9 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"visible", s.visible},
          {"opacity", s.opacity},
          {"fps", s.fps},
+         {"freshness", s.freshness},
+         {"fpsShow", s.fps_show},
+         {"freshnessShow", s.freshness_show},
          {"frames", s.frames},
          {"repeated", s.repeated},
          {"discarded", s.discarded},
@@ -144,8 +147,10 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"drawP50Ms", s.draw_p50_ms},
          {"drawP99Ms", s.draw_p99_ms},
          {"prepareP50Ms", s.prepare_p50_ms},
-         {"beginP50Ms", s.begin_p50_ms},
-         {"lastError", s.last_error}});
+         {"leadP50Ms", s.lead_p50_ms},
+         {"pageErrors", s.page_errors},
+         {"lastError", s.last_error},
+         {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)}});
   }
   json outputs = json::array();
   for (const OutputStatus& o : st.outputs) {
@@ -156,6 +161,8 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
                        {"queueDepth", o.queue_depth},
                        {"bytes", o.bytes},
                        {"bitrateKbps", o.bitrate_kbps},
+                       {"fps", o.fps},
+                       {"encoder", o.encoder},
                        {"reconnects", o.reconnects},
                        {"connected", o.connected},
                        {"lastError", o.last_error}});
@@ -381,6 +388,8 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
        &SourceStatus::discarded},
       {"pagereel_live_source_skipped_total",
        "Ticks a source's worker was too busy to begin a frame for.", &SourceStatus::skipped},
+      {"pagereel_live_source_page_errors_total", "Uncaught exceptions in a source's page.",
+       &SourceStatus::page_errors},
       {"pagereel_live_source_restarts_total", "Browser replacements of a source's worker.",
        &SourceStatus::restarts},
   };
@@ -398,9 +407,13 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   for (const SourceStatus& s : st.sources)
     p.Sample("pagereel_live_source_opacity", {{"source", s.id}}, s.opacity);
   p.Family("pagereel_live_source_fps", "gauge",
-           "New pictures per second a source made over the show.");
+           "New pictures of a source on air per second, over the last 2 s.");
   for (const SourceStatus& s : st.sources)
     p.Sample("pagereel_live_source_fps", {{"source", s.id}}, s.fps);
+  p.Family("pagereel_live_source_freshness", "gauge",
+           "Share of the last 2 s of ticks that showed a new picture of a source (1: every tick).");
+  for (const SourceStatus& s : st.sources)
+    p.Sample("pagereel_live_source_freshness", {{"source", s.id}}, s.freshness);
   p.Family("pagereel_live_source_arrival_seconds", "gauge",
            "Smoothed arrival of a source's pictures after their ticks.");
   for (const SourceStatus& s : st.sources) {
@@ -422,10 +435,11 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
     int64_t OutputStatus::*field;
   };
   const OutputCounter outputs[] = {
-      {"pagereel_live_output_frames_total", "counter", "Frames an output encoded and sent.",
+      {"pagereel_live_output_frames_total", "counter", "Ticks an output wrote to its sink.",
        &OutputStatus::frames},
       {"pagereel_live_output_dropped_total", "counter",
-       "Ticks an output did not encode (queue full or disconnected).", &OutputStatus::dropped},
+       "Ticks an output did not write (a queue full, disconnected, or waiting for a keyframe "
+       "after either).", &OutputStatus::dropped},
       {"pagereel_live_output_reconnects_total", "counter",
        "Times an output was reopened after its peer failed.", &OutputStatus::reconnects},
       {"pagereel_live_output_bytes_total", "counter", "Bytes an output wrote.",
@@ -436,6 +450,12 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   for (const OutputCounter& c : outputs) {
     p.Family(c.name, c.type, c.help);
     for (const OutputStatus& o : st.outputs) p.Sample(c.name, {{"output", o.id}}, o.*(c.field));
+  }
+  p.Family("pagereel_live_output_fps", "gauge", "Ticks an output wrote per second, over the last 2 s.");
+  for (const OutputStatus& o : st.outputs) p.Sample("pagereel_live_output_fps", {{"output", o.id}}, o.fps);
+  p.Family("pagereel_live_output_bitrate_kbps", "gauge", "What an output wrote, kb/s over the last 2 s.");
+  for (const OutputStatus& o : st.outputs) {
+    p.Sample("pagereel_live_output_bitrate_kbps", {{"output", o.id}}, o.bitrate_kbps);
   }
   p.Family("pagereel_live_output_connected", "gauge", "1 while an output's peer is connected.");
   for (const OutputStatus& o : st.outputs) {

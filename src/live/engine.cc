@@ -5,18 +5,25 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <optional>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "base/bounded_queue.h"
 #include "base/mutex.h"
+#include "base/pressure.h"
 #include "base/thread.h"
 #include "browser/browser.h"
 #include "capture/image.h"
 #include "capture/live_page.h"
+#include "encode/libav_log.h"
+#include "encode/packets.h"
 #include "live/compositor.h"
 #include "live/frame_slot.h"
 #include "live/tick_schedule.h"
@@ -29,10 +36,20 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-// The longest one beginFrame may take before the source's browser is judged hung and
-// replaced. A healthy 1080p frame takes 30-80 ms here (a beginFrame with a JPEG screenshot
-// 30 ms, with a fast PNG 80 ms: docs/architecture.md).
+// The longest one beginFrame (or a ping of the page's script) may take before the source's
+// browser is judged hung and replaced. A healthy 1080p frame takes 30-80 ms here (a
+// beginFrame with a JPEG screenshot 30 ms, with a fast PNG 80 ms: docs/architecture.md).
 constexpr milliseconds kHangTimeout{3'000};
+// The same while the host is short of CPU (PSI "some" over kStarvedPressure percent of the
+// last 10 s): the browsers run at nice +10 below everything else, and a starved browser is
+// slow, not hung; it was replaced three times in 34 s under load before.
+constexpr milliseconds kStarvedHangTimeout{15'000};
+constexpr double kStarvedPressure = 40;
+// How often each worker checks that its pages' scripts still answer: a page stuck in a
+// loop keeps answering beginFrames from its compositor.
+constexpr milliseconds kPingEvery{1'000};
+// At most one as-run line per source per this long about its page's exceptions.
+constexpr milliseconds kErrorLogEvery{1'000};
 // Waits between attempts to relaunch a browser or reopen an output: doubled each time.
 constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
@@ -40,10 +57,35 @@ constexpr milliseconds kMaxBackoff{5'000};
 constexpr milliseconds kDrainTimeout{10'000};
 // Template calls kept per source to replay after a restart.
 constexpr size_t kRememberedCalls = 64;
+// Pictures of a page just navigated to or reloaded after a restart that are not put on air
+// (the source shows its last picture meanwhile): the first beginFrame after a load can
+// come back before the page painted.
+constexpr int kHeldPictures = 1;
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
 constexpr int kClockNice = -10;
+// How far ahead of its tick a frame may be begun, at least: one browser here draws and
+// reads back a 720p frame in 14-18 ms (p99 27 ms), so at 50 fps and above a frame needs
+// more than its own period of slack (bench/RESULTS.md, "live freshness").
+constexpr nanoseconds kMinLead{33'000'000};
+// The most periods a frame may be begun before its tick (the lead grows with what frames
+// take): what a template call may wait, at worst, before its frame is begun.
+constexpr int64_t kMaxLeadTicks = 4;
+
+// Periods of lead at `fps`: the fewest that cover kMinLead, and at least one.
+int64_t LeadTicks(Rational fps) {
+  const double period_ns = 1e9 / fps.ToDouble();
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(kMinLead.count()) / period_ns - 1e-9)));
+}
+
+// How long a browser call may take before the browser is judged hung (see kHangTimeout).
+milliseconds HangLimit() {
+  std::ifstream in("/proc/pressure/cpu");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<Pressure> pressure = ParsePressure(text);
+  return pressure.ok() && pressure->some.avg10 >= kStarvedPressure ? kStarvedHangTimeout : kHangTimeout;
+}
 
 int64_t RealtimeMs() {
   timespec ts{};
@@ -62,19 +104,20 @@ std::string UtcStamp() {
   return text;
 }
 
-// Microsecond-resolution histogram of durations up to 100 ms (the rest in one overflow
-// bucket), for quantiles of the clock phase and the compositing time over a whole show
-// without keeping every sample. Any thread (a mutex inside).
+// Histogram of durations for quantiles of the clock phase, draw times and the like over a
+// whole show without keeping every sample: 1 us buckets up to 100 ms, then 1 ms buckets up
+// to 60 s (a hung browser's 15 s reads as what it was), the rest in one overflow bucket.
+// Any thread (a mutex inside).
 class MicrosHistogram {
  public:
   void Add(int64_t ns) {
     const int64_t us = std::max<int64_t>(0, ns / 1000);
     MutexLock lock(&mu_);
-    counts_[static_cast<size_t>(std::min<int64_t>(us, kBuckets - 1))]++;
+    counts_[BucketOf(us)]++;
     total_++;
     max_us_ = std::max(max_us_, static_cast<double>(ns) / 1000.0);
   }
-  // q in [0, 1]: the smallest bucket at or above which a fraction q of the values lie.
+  // q in [0, 1]: the smallest bucket value at or above which a fraction q of the values lie.
   double Quantile(double q) const {
     MutexLock lock(&mu_);
     if (total_ == 0) return 0;
@@ -82,7 +125,7 @@ class MicrosHistogram {
     int64_t seen = 0;
     for (size_t i = 0; i < counts_.size(); ++i) {
       seen += counts_[i];
-      if (seen >= std::max<int64_t>(rank, 1)) return static_cast<double>(i);
+      if (seen >= std::max<int64_t>(rank, 1)) return i + 1 == counts_.size() ? max_us_ : ValueOf(i);
     }
     return max_us_;
   }
@@ -92,11 +135,48 @@ class MicrosHistogram {
   }
 
  private:
-  static constexpr int64_t kBuckets = 100'000;
+  static constexpr int64_t kFineUs = 100'000;      // 1 us buckets below this.
+  static constexpr int64_t kCoarseUs = 60'000'000;  // 1 ms buckets below this.
+  static constexpr size_t kBuckets = kFineUs + (kCoarseUs - kFineUs) / 1000 + 1;
+  static size_t BucketOf(int64_t us) {
+    if (us < kFineUs) return static_cast<size_t>(us);
+    if (us < kCoarseUs) return static_cast<size_t>(kFineUs + (us - kFineUs) / 1000);
+    return kBuckets - 1;
+  }
+  static double ValueOf(size_t bucket) {
+    const auto b = static_cast<int64_t>(bucket);
+    return static_cast<double>(b < kFineUs ? b : kFineUs + (b - kFineUs) * 1000);
+  }
   mutable Mutex mu_;
   std::vector<int64_t> counts_ GUARDED_BY(mu_) = std::vector<int64_t>(kBuckets, 0);
   int64_t total_ GUARDED_BY(mu_) = 0;
   double max_us_ GUARDED_BY(mu_) = 0;
+};
+
+// Which of the last ticks (up to kMaxTicks) showed a new picture of a source: its rate now,
+// as a receiver sees it. Written by the clock thread only; read from any.
+class FreshnessWindow {
+ public:
+  static constexpr int kMaxTicks = 512;
+  explicit FreshnessWindow(int ticks) : size_(std::clamp(ticks, 1, kMaxTicks)) {}
+  void Add(bool is_new) {
+    const size_t at = static_cast<size_t>(next_ % size_);
+    if (next_ >= size_ && marks_[at]) count_--;
+    marks_[at] = is_new;
+    if (is_new) count_++;
+    ++next_;
+    filled_ = static_cast<int>(std::min<int64_t>(next_, size_));
+  }
+  // New pictures among the last ticks, and how many ticks that is.
+  int count() const { return count_.load(); }
+  int ticks() const { return filled_.load(); }
+
+ private:
+  const int size_;
+  std::array<bool, kMaxTicks> marks_{};
+  int64_t next_ = 0;
+  std::atomic<int> count_{0};
+  std::atomic<int> filled_{0};
 };
 
 // The as-run log: one line per event, with the wall time and the tick it took effect on.
@@ -139,10 +219,16 @@ struct Source {
   std::atomic<int64_t> restarts{0};
   std::atomic<int64_t> last_paint_ms{0};
   std::atomic<bool> has_picture{false};
+  std::atomic<int> hold_pictures{0};  // Pictures of a new page not to put on air.
+  std::atomic<int64_t> page_errors{0};
+  int64_t errors_logged_ns = 0;     // Its worker's thread only: the last as-run line about them.
+  int64_t errors_unlogged = 0;      // Its worker's thread only.
   std::atomic<int> browser_pid{0};
+  // Ticks of the last two seconds that showed a new picture (set up by Start()).
+  std::unique_ptr<FreshnessWindow> freshness;
   MicrosHistogram draw_time;     // beginFrame round trips (and the readback when changed).
   MicrosHistogram prepare_time;  // Decode, scale and premultiply a new picture.
-  MicrosHistogram begin_offset;  // When its beginFrame was sent, after its tick's instant.
+  MicrosHistogram lead_time;  // How long before its tick's instant each frame was begun.
 
   Mutex mu;
   // Visibility as the compositor applies it: the opacity multiplier moves towards `target`
@@ -151,6 +237,7 @@ struct Source {
   double target GUARDED_BY(mu) = 1;
   double step GUARDED_BY(mu) = 1;
   std::string last_error GUARDED_BY(mu);
+  int64_t last_error_ms GUARDED_BY(mu) = 0;
   std::shared_ptr<const Picture> latest GUARDED_BY(mu);  // For thumbnails.
   // What a restart reloads (after Navigate, the new page).
   std::string current_url GUARDED_BY(mu);
@@ -158,22 +245,87 @@ struct Source {
   std::vector<std::string> calls GUARDED_BY(mu);
 };
 
-// One output: its queue, thread and counters.
+// Frames and bytes per second over the last couple of seconds, as a receiver would see
+// them now: the writer adds its totals as it goes, a reader asks for the rate at any time
+// (an output that stopped writing reads 0 once the window has passed). Any thread.
+class RateWindow {
+ public:
+  void Add(int64_t now_ns, int64_t frames, int64_t bytes) {
+    MutexLock lock(&mu_);
+    samples_.push_back({now_ns, frames, bytes});
+    while (samples_.size() > 2 && samples_[1].ns <= now_ns - kWindowNs) samples_.pop_front();
+  }
+  // Frames/s and bytes/s between the newest sample at least a window old (or the oldest)
+  // and (now, frames, bytes).
+  std::pair<double, double> Rate(int64_t now_ns, int64_t frames, int64_t bytes) const {
+    MutexLock lock(&mu_);
+    if (samples_.empty()) return {0, 0};
+    const Sample* from = &samples_.front();
+    for (const Sample& s : samples_) {
+      if (s.ns <= now_ns - kWindowNs) from = &s;
+    }
+    const double seconds = static_cast<double>(now_ns - from->ns) / 1e9;
+    if (seconds <= 0.2) return {0, 0};  // Too soon to say.
+    return {static_cast<double>(frames - from->frames) / seconds,
+            static_cast<double>(bytes - from->bytes) / seconds};
+  }
+
+ private:
+  struct Sample {
+    int64_t ns, frames, bytes;
+  };
+  static constexpr int64_t kWindowNs = 2'000'000'000;
+  mutable Mutex mu_;
+  std::deque<Sample> samples_ GUARDED_BY(mu_);
+};
+
+struct Output;
+
+// The packets one encoding made of one tick: a packet per stream (fill, key), in stream
+// order. An output may start at a tick whose packets are all keyframes.
+struct TickPackets {
+  int64_t index = 0;
+  std::vector<encode::PacketPtr> packets;
+  std::vector<int> streams;  // The stream of each packet.
+  bool keyframe = false;
+  bool after_gap = false;  // The output missed the tick before: wait for a keyframe.
+};
+
+// One encoder setting and the outputs that share it: the clock hands each encoding every
+// tick's picture; its thread ("live-enc") converts and encodes it once and hands the same
+// packets to each of its outputs' queues without waiting, so a stalled peer costs its own
+// output frames, never the encoder or the other outputs.
+struct Encoding {
+  int index = 0;
+  std::vector<encode::StreamSpec> streams;  // Fill (or the picture), then the key.
+  bool global_header = false;
+  std::vector<std::unique_ptr<encode::PacketEncoder>> encoders;  // Opened by Start().
+  std::vector<Output*> outputs;
+  std::unique_ptr<BoundedQueue<Tick>> queue;
+  std::atomic<bool> keyframe_wanted{false};  // An output (re)joined: the next frame is one.
+  std::atomic<bool> done{false};
+  std::jthread thread;
+};
+
+// One output: its packet queue, thread, sink and counters.
 struct Output {
   OutputSpec spec;
-  std::unique_ptr<BoundedQueue<Tick>> queue;
+  Encoding* encoding = nullptr;
+  std::unique_ptr<BoundedQueue<TickPackets>> queue;
+  bool missed = false;  // Its encoding's thread only: a tick was dropped since the last push.
   std::atomic<int64_t> frames{0};
   std::atomic<int64_t> dropped{0};
   std::atomic<int64_t> bytes{0};
   std::atomic<int64_t> reconnects{0};
   std::atomic<bool> connected{false};
+  RateWindow rate;
   Mutex mu;
   std::string last_error GUARDED_BY(mu);
   Status final_status;     // Set by the output's thread when it ends.
   std::atomic<bool> done{false};
   std::atomic<bool> connecting{false};  // Opening its sink (an SRT listener waits here).
   // Files are opened by Start(); URLs by the output's thread (an SRT listener waits there).
-  std::unique_ptr<encode::VideoStream> stream;
+  std::unique_ptr<encode::PacketMuxer> muxer;
   std::jthread thread;
 };
 
@@ -202,11 +354,33 @@ class Engine::Impl {
   Status Navigate(const std::string& id, const std::string& url);
 
  private:
+  // A picture read back from a source's page, on its way to being decoded and prepared.
+  struct Drawn {
+    Source* source;
+    capture::EncodedFrame shot;
+    int64_t for_tick;
+    int64_t drawn_ns;
+  };
+
   // A browser and the pages of the sources on it.
   struct Worker {
     int index = 0;
     nanoseconds phase_offset{0};
+    // How many periods (less the phase offset) before its tick a frame may be begun: a
+    // frame drawn ahead waits in its source's slot, and a slow frame is absorbed by the
+    // slack the ones before it left (docs/live.md, "Freshness").
+    int64_t lead_ticks = 1;
+    // Smoothed time from a frame's begin until its picture is ready (draw and prepare):
+    // a worker that fell behind skips to the first tick it can still be ready for.
+    double expected_ns = 0;                // The worker's thread only.
+    std::atomic<int64_t> lead_ns{0};        // The lead now, for the status.
+    int64_t pinged_ns = 0;                  // The worker's thread only.
+    std::atomic<double> prepare_ema_ns{0};  // Written by its prepare thread.
     std::vector<Source*> sources;
+    // Pictures the worker read back, decoded and prepared by its own thread
+    // ("live-prep-k") while the browser draws the next frame.
+    std::unique_ptr<BoundedQueue<Drawn>> prepare_queue;
+    std::jthread prepare_thread;
     // Replaced only by the worker's thread; everyone (the worker too) copies the pointers
     // under page_mu and calls the page without it, so a slow template call never holds up
     // the worker's frames (the browser lets one beginFrame run at a time on its own).
@@ -229,18 +403,31 @@ class Engine::Impl {
 
   Status LaunchWorker(Worker& w);
   void WorkerLoop(Worker& w, std::stop_token stop);
-  Status DrawSources(Worker& w, const WorkerPages& current, int64_t n);
+  // Draws every source of the worker for tick `target` and queues their pictures.
+  Status DrawSources(Worker& w, const WorkerPages& current, int64_t target);
+  void PrepareLoop(Worker& w);
+  // Once every kPingEvery: whether the pages' scripts still answer (kDeadlineExceeded when
+  // one does not: the worker is replaced); and their exceptions, to the status and log.
+  Status CheckPages(Worker& w, const WorkerPages& current);
+  void SetError(Source& s, std::string_view error);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
+  void EncodeLoop(Encoding& enc);
   void OutputLoop(Output& out);
-  Result<std::unique_ptr<encode::VideoStream>> OpenOutput(Output& out);
+  Result<std::unique_ptr<encode::PacketMuxer>> OpenOutput(Output& out);
+  // The encoder settings of each stream of `out` (one, or fill and key).
+  std::vector<encode::StreamSpec> StreamsOf(const OutputSpec& out) const;
   // A source's page, with its browser (which must outlive it) and the source, for a
   // control call made without holding the worker's lock.
   struct PageRef {
     std::shared_ptr<browser::Browser> browser;
     std::shared_ptr<capture::LivePage> page;
     Source* source;
+    Worker* worker;
+    size_t index;  // Of the source in its worker's.
   };
+  // How a source's page is opened at `url`.
+  capture::LivePageOptions PageOptions(const Source& s, const std::string& url) const;
   Result<PageRef> PageOf(const std::string& id);
   Source* SourceOf(const std::string& id);
   void Shutdown();
@@ -255,6 +442,7 @@ class Engine::Impl {
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Output>> outputs_;
+  std::vector<std::unique_ptr<Encoding>> encodings_;
   AsRunLog as_run_;
 
   // Tick 0 is set by Run() before it starts the threads that read it.
@@ -287,16 +475,12 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   PR_ASSIGN_OR_RETURN(std::shared_ptr<browser::Browser> browser, browser::Browser::Launch(launch));
   std::vector<std::shared_ptr<capture::LivePage>> pages;
   for (Source* s : w.sources) {
-    capture::LivePageOptions options;
+    std::string url;
     {
       MutexLock lock(&s->mu);
-      options.url = s->current_url;
+      url = s->current_url;
     }
-    options.width = s->spec.width > 0 ? s->spec.width : show_.width;
-    options.height = s->spec.height > 0 ? s->spec.height : show_.height;
-    options.alpha = s->spec.transparent;
-    options.timeout = kHangTimeout;
-    options.name = "'" + s->spec.id + "' (" + s->spec.url.substr(0, 80) + ")";
+    const capture::LivePageOptions options = PageOptions(*s, url);
     Result<std::unique_ptr<capture::LivePage>> page = capture::LivePage::Open(*browser, options);
     if (!page.ok()) {
       return Status(page.status().code(),
@@ -309,6 +493,17 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   w.pages = std::move(pages);
   w.browser = std::move(browser);
   return Status::Ok();
+}
+
+capture::LivePageOptions Engine::Impl::PageOptions(const Source& s, const std::string& url) const {
+  capture::LivePageOptions options;
+  options.url = url;
+  options.width = s.spec.width > 0 ? s.spec.width : show_.width;
+  options.height = s.spec.height > 0 ? s.spec.height : show_.height;
+  options.alpha = s.spec.transparent;
+  options.timeout = kHangTimeout;
+  options.name = "'" + s.spec.id + "' (" + url.substr(0, 80) + ")";
+  return options;
 }
 
 Status Engine::Impl::Start() {
@@ -325,6 +520,7 @@ Status Engine::Impl::Start() {
   for (const SourceSpec& spec : show_.sources) {
     auto source = std::make_unique<Source>();
     source->spec = spec;
+    source->freshness = std::make_unique<FreshnessWindow>(static_cast<int>(std::lround(2 * show_.fps.ToDouble())));
     {
       MutexLock lock(&source->mu);
       source->level = source->target = spec.visible ? 1 : 0;
@@ -346,6 +542,8 @@ Status Engine::Impl::Start() {
     w.index = static_cast<int>(k);
     const Rational phase = show_.clock.stagger ? StaggerPhase(w.index) : Rational{0, 1};
     w.phase_offset = nanoseconds(TickSchedule(0, show_.fps).PhaseOffsetNs(phase));
+    w.lead_ticks = LeadTicks(show_.fps) + (w.phase_offset.count() == 0 ? 0 : 1);
+    w.prepare_queue = std::make_unique<BoundedQueue<Drawn>>(2);
     for (Source* s : w.sources) s->phase = phase;
     PR_RETURN_IF_ERROR(LaunchWorker(w));
   }
@@ -362,6 +560,12 @@ Status Engine::Impl::Start() {
       }
     }
   }
+  // libav's own lines (a peer that refused, a muxer's complaint) go to the as-run log, not
+  // to the operator's terminal; an output's failure message carries the last of its own.
+  encode::SetLibavLogSink([this](std::string_view line) { as_run_.Line(CurrentTick(), "libav: " + std::string(line)); });
+  // Outputs with the same encoder settings share one encoding; each output still has its
+  // own sink, queue and thread.
+  std::map<std::string, Encoding*> by_key;
   for (const OutputSpec& spec : show_.outputs) {
     auto out = std::make_unique<Output>();
     out->spec = spec;
@@ -376,19 +580,85 @@ Status Engine::Impl::Start() {
     s.should_stop = [this, raw] { return stopping_.load() || (draining_.load() && raw->connecting.load()); };
     const int capacity = spec.queue_frames > 0 ? spec.queue_frames
                                                : std::max(2, static_cast<int>(2 * show_.fps.ToDouble()));
-    out->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
-    if (s.sink.kind != encode::Sink::Kind::kUrl) {
-      auto stream = encode::VideoStream::Open(s);
-      if (!stream.ok()) {
-        return Status(stream.status().code(),
-                      "output " + spec.id + ": " + std::string(stream.status().message()));
-      }
-      out->stream = std::move(stream).value();
-      out->connected = true;
+    out->queue = std::make_unique<BoundedQueue<TickPackets>>(static_cast<size_t>(capacity));
+    std::vector<encode::StreamSpec> streams = StreamsOf(out->spec);
+    std::string key;
+    for (const encode::StreamSpec& stream : streams) key += encode::EncoderKey(stream) + "; ";
+    Encoding*& enc = by_key[key];
+    if (enc == nullptr) {
+      encodings_.push_back(std::make_unique<Encoding>());
+      enc = encodings_.back().get();
+      enc->index = static_cast<int>(encodings_.size()) - 1;
+      enc->streams = std::move(streams);
+      enc->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
     }
+    enc->global_header = enc->global_header || encode::WantsGlobalHeader(s.container);
+    enc->outputs.push_back(raw);
+    out->encoding = enc;
     outputs_.push_back(std::move(out));
   }
+  for (auto& enc : encodings_) {
+    for (const encode::StreamSpec& stream : enc->streams) {
+      Result<std::unique_ptr<encode::PacketEncoder>> encoder =
+          encode::PacketEncoder::Open(stream, enc->global_header);
+      if (!encoder.ok()) {
+        return Status(encoder.status().code(), "output " + enc->outputs.front()->spec.id + ": " +
+                                                   std::string(encoder.status().message()));
+      }
+      enc->encoders.push_back(std::move(encoder).value());
+    }
+  }
+  for (auto& out : outputs_) {
+    if (out->spec.stream.sink.kind == encode::Sink::Kind::kUrl) continue;
+    Result<std::unique_ptr<encode::PacketMuxer>> muxer = OpenOutput(*out);
+    if (!muxer.ok()) {
+      return Status(muxer.status().code(),
+                    "output " + out->spec.id + ": " + std::string(muxer.status().message()));
+    }
+    out->muxer = std::move(muxer).value();
+    out->connected = true;
+  }
   return Status::Ok();
+}
+
+std::vector<encode::StreamSpec> Engine::Impl::StreamsOf(const OutputSpec& out) const {
+  encode::StreamSpec base = out.stream;
+  base.premultiplied = true;  // The program picture (picture.h).
+  base.sink = {};
+  base.should_stop = nullptr;
+  base.protocol_options.clear();
+  base.muxer_options.clear();
+  OutputAlpha alpha = out.alpha;
+  if (alpha == OutputAlpha::kAuto) {
+    const bool can_carry = base.codec == encode::Codec::kProRes || base.codec == encode::Codec::kFfv1;
+    alpha = can_carry && show_.background.a < 255 ? OutputAlpha::kChannel : OutputAlpha::kNone;
+  }
+  auto with = [&](bool channel, encode::Signal signal) {
+    encode::StreamSpec s = base;
+    s.alpha = channel;
+    s.signal = signal;
+    return s;
+  };
+  switch (alpha) {
+    case OutputAlpha::kChannel:
+      return {with(true, encode::Signal::kPicture)};
+    case OutputAlpha::kFill:
+      return {with(false, encode::Signal::kFill)};
+    case OutputAlpha::kKey:
+      return {with(false, encode::Signal::kKey)};
+    case OutputAlpha::kKeyAndFill:
+      return {with(false, encode::Signal::kFill), with(false, encode::Signal::kKey)};
+    case OutputAlpha::kAuto:
+    case OutputAlpha::kNone:
+      break;
+  }
+  return {with(false, encode::Signal::kPicture)};
+}
+
+Result<std::unique_ptr<encode::PacketMuxer>> Engine::Impl::OpenOutput(Output& out) {
+  std::vector<const encode::PacketEncoder*> encoders;
+  for (const auto& e : out.encoding->encoders) encoders.push_back(e.get());
+  return encode::PacketMuxer::Open(out.spec.stream, encoders);
 }
 
 Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
@@ -405,8 +675,20 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
       o->done = true;
     });
   }
+  for (auto& enc : encodings_) {
+    Encoding* e = enc.get();
+    e->thread = std::jthread([this, e] {
+      SetCurrentThreadName("live-enc-" + std::to_string(e->index));
+      EncodeLoop(*e);
+      e->done = true;
+    });
+  }
   for (auto& w : workers_) {
     Worker* wp = w.get();
+    wp->prepare_thread = std::jthread([this, wp] {
+      SetCurrentThreadName("live-prep-" + std::to_string(wp->index));
+      PrepareLoop(*wp);
+    });
     wp->thread = std::jthread([this, wp](std::stop_token st) {
       SetCurrentThreadName("live-worker-" + std::to_string(wp->index));
       WorkerLoop(*wp, st);
@@ -415,7 +697,9 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   as_run_.Line(0, "show started: " + std::to_string(show_.width) + "x" + std::to_string(show_.height) +
                       " at " + show_.fps.ToString() + " fps, " + std::to_string(sources_.size()) +
                       " sources on " + std::to_string(workers_.size()) + " workers, " +
-                      std::to_string(outputs_.size()) + " outputs");
+                      std::to_string(outputs_.size()) + " outputs on " +
+                      std::to_string(encodings_.size()) + " encoders");
+  if (!show_.clock.scheduler_note.empty()) as_run_.Line(0, "scheduler: " + show_.clock.scheduler_note);
   // Where the program's timeline sits on the wall clock: frame n is at this + n periods.
   char tick0[64];
   std::snprintf(tick0, sizeof tick0, "%.3f", static_cast<double>(wall + (schedule_.TickNs(0) - mono)) / 1e6);
@@ -430,17 +714,23 @@ Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
   for (auto& w : workers_) {
     w->thread.request_stop();
     if (w->thread.joinable()) w->thread.join();
+    w->prepare_queue->Close();
+    if (w->prepare_thread.joinable()) w->prepare_thread.join();
   }
   draining_ = true;
-  for (auto& out : outputs_) out->queue->Close();
-  // Outputs drain what they hold and finish; one stuck on a network peer is interrupted
-  // after kDrainTimeout, so a show always ends.
+  // Encoders finish what they hold and close their outputs' queues; outputs drain what they
+  // hold and finish; one stuck on a network peer is interrupted after kDrainTimeout, so a
+  // show always ends.
+  for (auto& enc : encodings_) enc->queue->Close();
   const int64_t drain_deadline = clock_.MonotonicNs() + nanoseconds(kDrainTimeout).count();
   for (auto& out : outputs_) {
     while (!out->done && clock_.MonotonicNs() < drain_deadline) std::this_thread::sleep_for(milliseconds(10));
   }
   stopping_ = true;
   Status result = clock_status;
+  for (auto& enc : encodings_) {
+    if (enc->thread.joinable()) enc->thread.join();
+  }
   for (auto& out : outputs_) {
     if (out->thread.joinable()) out->thread.join();
     if (result.ok() && !out->final_status.ok()) result = out->final_status;
@@ -487,8 +777,10 @@ void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Statu
       MutexLock lock(&program_mu_);
       program_ = program;
     }
-    for (auto& out : outputs_) {
-      if (!out->queue->TryPush(Tick{n, program})) out->dropped++;
+    for (auto& enc : encodings_) {
+      if (!enc->queue->TryPush(Tick{n, program})) {
+        for (Output* out : enc->outputs) out->dropped++;
+      }
     }
     ticks_made_ = n + 1;
   }
@@ -500,6 +792,7 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
   layers.reserve(sources_.size());
   for (auto& s : sources_) {
     FrameSlot::Taken taken = s->slot.Take(n, deadline_ns);
+    s->freshness->Add(taken.is_new);
     double level;
     {
       MutexLock lock(&s->mu);
@@ -520,9 +813,23 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
 void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
   milliseconds backoff = kFirstBackoff;
   int64_t retry_at_ns = 0;
-  int64_t n = 0;
+  const int64_t base_lead_ns = w.lead_ticks * Period().count() - w.phase_offset.count();
+  const int64_t max_lead_ns = kMaxLeadTicks * Period().count();
+  // The tick the next frame is drawn for. Its frame is begun no earlier than the lead before
+  // its instant, or as soon as the one before it is done. The lead is twice what a frame
+  // has been taking (draw and prepare), rounded up to whole periods (less the phase), so
+  // a frame that takes twice as long as usual is still on time; never less than the base
+  // lead, never more than kMaxLeadTicks periods.
+  int64_t t = w.lead_ticks;
   while (!stop.stop_requested()) {
-    clock_.SleepUntil(TickNs(n) + w.phase_offset.count());
+    // In whole periods, so the worker keeps its phase.
+    const int64_t period_ns = Period().count();
+    const int64_t wanted_ns =
+        (static_cast<int64_t>(2 * w.expected_ns) + w.phase_offset.count() + period_ns - 1) / period_ns * period_ns -
+        w.phase_offset.count();
+    const int64_t lead_ns = std::clamp(wanted_ns, base_lead_ns, std::max(base_lead_ns, max_lead_ns));
+    w.lead_ns.store(lead_ns, std::memory_order_relaxed);
+    clock_.SleepUntil(TickNs(t) - lead_ns);
     if (stop.stop_requested()) break;
     const WorkerPages current = PagesOf(w);
     if (!current.browser) {
@@ -532,28 +839,30 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
           RestoreState(w, PagesOf(w));
           for (Source* s : w.sources) {
             s->restarts++;
+            s->hold_pictures = kHeldPictures;
             s->has_picture = false;
             as_run_.Line(CurrentTick(), "source " + s->spec.id + " is back (browser restarted)");
           }
           backoff = kFirstBackoff;
         } else {
-          for (Source* s : w.sources) {
-            MutexLock lock(&s->mu);
-            s->last_error = launched.message();
-          }
+          for (Source* s : w.sources) SetError(*s, launched.message());
           retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
           backoff = std::min(backoff * 2, kMaxBackoff);
         }
       }
     } else {
-      Status drawn = DrawSources(w, current, n);
-      if (!drawn.ok()) {
+      const int64_t began = clock_.MonotonicNs();
+      Status drawn = DrawSources(w, current, t);
+      if (drawn.ok()) drawn = CheckPages(w, current);
+      if (drawn.ok()) {
+        // What a frame of this worker's takes from its begin until its picture is ready.
+        const double took = static_cast<double>(clock_.MonotonicNs() - began) +
+                            w.prepare_ema_ns.load(std::memory_order_relaxed);
+        w.expected_ns = w.expected_ns == 0 ? took : w.expected_ns + (took - w.expected_ns) / 8;
+      } else {
         // Crashed or hung: the show keeps the sources' last pictures while a new browser
         // comes up.
-        for (Source* s : w.sources) {
-          MutexLock lock(&s->mu);
-          s->last_error = drawn.message();
-        }
+        for (Source* s : w.sources) SetError(*s, drawn.message());
         as_run_.Line(CurrentTick(), "worker " + std::to_string(w.index) + " failed, restarting: " +
                                         std::string(drawn.message()));
         for (Source* s : w.sources) s->browser_pid = 0;
@@ -562,21 +871,25 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
         w.browser.reset();  // Kills what is left of it.
       }
     }
-    // The next tick whose instant (at this worker's phase) is still ahead; the ones passed
-    // meanwhile are skipped, and their ticks repeat the sources' pictures.
-    const int64_t next = schedule_.NextTick(n, clock_.MonotonicNs(), w.phase_offset.count());
-    for (Source* s : w.sources) s->skipped += next - n - 1;
-    n = next;
+    // The next tick whose picture can still be ready in time; the ones passed meanwhile are
+    // skipped, and their ticks repeat the sources' pictures.
+    const int64_t ready = clock_.MonotonicNs() + static_cast<int64_t>(w.expected_ns);
+    const int64_t next = schedule_.NextTick(t, ready, 0);
+    for (Source* s : w.sources) s->skipped += next - t - 1;
+    t = next;
   }
 }
 
-Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t n) {
+Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t target) {
+  // Frames are drawn ahead, for the tick they will be shown at: the page's frame time is
+  // that tick's instant, and the picture waits in the source's slot until it (docs/live.md,
+  // "Freshness").
   for (size_t i = 0; i < w.sources.size(); ++i) {
     Source& s = *w.sources[i];
     const int64_t began = clock_.MonotonicNs();
-    s.begin_offset.Add(began - TickNs(n));
+    s.lead_time.Add(TickNs(target) - began);
     Result<capture::LiveFrame> frame =
-        current.pages[i]->BeginFrame(nanoseconds(TickNs(n)), Period(), !s.has_picture);
+        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period(), !s.has_picture, HangLimit());
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -584,15 +897,68 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
           frame.status().code() == StatusCode::kDeadlineExceeded) {
         return frame.status();
       }
-      MutexLock lock(&s.mu);
-      s.last_error = frame.status().message();
+      SetError(s, frame.status().message());
       continue;
     }
     if (!frame->screenshot) continue;
-    Result<encode::Image> image = encode::DecodeScreenshot(frame->screenshot->screenshot());
+    if (s.hold_pictures.load() > 0) {
+      // A page just put in: its first frame after the load can come back before it painted
+      // (an empty picture); the next is read back too (has_picture stays false).
+      s.hold_pictures--;
+      continue;
+    }
+    s.has_picture = true;
+    // Blocks only when two pictures already wait: the browser then waits for pagereel.
+    w.prepare_queue->Push(Drawn{&s, std::move(*frame->screenshot), target, drawn});
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::SetError(Source& s, std::string_view error) {
+  MutexLock lock(&s.mu);
+  s.last_error = error;
+  s.last_error_ms = RealtimeMs();
+}
+
+Status Engine::Impl::CheckPages(Worker& w, const WorkerPages& current) {
+  const int64_t now = clock_.MonotonicNs();
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    Source& s = *w.sources[i];
+    capture::LivePage::Errors errors = current.pages[i]->TakeErrors();
+    if (errors.count > 0) {
+      s.page_errors += errors.count;
+      SetError(s, "the page threw: " + errors.newest.back());
+      s.errors_unlogged += errors.count;
+    }
+    if (s.errors_unlogged > 0 && now - s.errors_logged_ns >= nanoseconds(kErrorLogEvery).count()) {
+      std::string line = "source " + s.spec.id + ": the page threw: " +
+                         (errors.newest.empty() ? std::string("(see earlier)") : errors.newest.back());
+      if (s.errors_unlogged > 1) line += " (and " + std::to_string(s.errors_unlogged - 1) + " more exceptions)";
+      as_run_.Line(CurrentTick(), line);
+      s.errors_unlogged = 0;
+      s.errors_logged_ns = now;
+    }
+  }
+  if (now - w.pinged_ns < nanoseconds(kPingEvery).count()) return Status::Ok();
+  w.pinged_ns = now;
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    const milliseconds limit = HangLimit();
+    Status answered = current.pages[i]->Ping(limit);
+    if (answered.ok()) continue;
+    if (answered.code() != StatusCode::kDeadlineExceeded) return answered;
+    return DeadlineExceededError("the page of source '" + w.sources[i]->spec.id +
+                                 "' has not run a script for " + std::to_string(limit.count() / 1000) +
+                                 " s (its main thread is stuck: a loop in the page, or a call that never returns)");
+  }
+  return Status::Ok();
+}
+
+void Engine::Impl::PrepareLoop(Worker& w) {
+  while (std::optional<Drawn> drawn = w.prepare_queue->Pop()) {
+    Source& s = *drawn->source;
+    Result<encode::Image> image = encode::DecodeScreenshot(drawn->shot.screenshot());
     if (!image.ok()) {
-      MutexLock lock(&s.mu);
-      s.last_error = image.status().message();
+      SetError(s, image.status().message());
       continue;
     }
     const int width = s.spec.width > 0 ? s.spec.width : show_.width;
@@ -600,78 +966,170 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
     Result<Picture> picture =
         PreparePicture(image->rgba.data(), image->width, image->height, image->width * 4, width, height);
     if (!picture.ok()) {
-      MutexLock lock(&s.mu);
-      s.last_error = picture.status().message();
+      SetError(s, picture.status().message());
       continue;
     }
     const int64_t arrived = clock_.MonotonicNs();
-    s.prepare_time.Add(arrived - drawn);
+    s.prepare_time.Add(arrived - drawn->drawn_ns);
+    const double took = static_cast<double>(arrived - drawn->drawn_ns);
+    const double ema = w.prepare_ema_ns.load(std::memory_order_relaxed);
+    w.prepare_ema_ns.store(ema == 0 ? took : ema + (took - ema) / 8, std::memory_order_relaxed);
     auto shared = std::make_shared<const Picture>(std::move(picture).value());
     {
       MutexLock lock(&s.mu);
       s.latest = shared;
     }
-    s.slot.Put(std::move(shared), arrived, n);
+    s.slot.Put(std::move(shared), arrived, drawn->for_tick);
     s.frames++;
-    s.has_picture = true;
     s.last_paint_ms = RealtimeMs();
   }
-  return Status::Ok();
+}
+
+void Engine::Impl::EncodeLoop(Encoding& enc) {
+  std::vector<std::unique_ptr<encode::Converter>> converters;
+  for (const auto& e : enc.encoders) converters.push_back(e->NewConverter());
+  bool failed = false;
+  auto hand_out = [&](TickPackets packets) {
+    for (Output* out : enc.outputs) {
+      TickPackets copy = packets;
+      copy.after_gap = out->missed;
+      if (out->queue->TryPush(std::move(copy))) {
+        out->missed = false;
+      } else {
+        out->dropped++;
+        out->missed = true;
+      }
+    }
+  };
+  while (std::optional<Tick> tick = enc.queue->Pop()) {
+    if (failed) {
+      for (Output* out : enc.outputs) out->dropped++;
+      continue;
+    }
+    const Picture& p = *tick->picture;
+    const bool keyframe = enc.keyframe_wanted.exchange(false);
+    TickPackets packets;
+    packets.index = tick->index;
+    Status status;
+    for (size_t i = 0; i < enc.encoders.size() && status.ok(); ++i) {
+      Result<std::unique_ptr<encode::PreparedFrame>> prepared =
+          converters[i]->Convert(encode::RgbaView{p.pixels.data(), p.width, p.height, p.stride()});
+      std::vector<encode::PacketPtr> made;
+      status = prepared.ok() ? enc.encoders[i]->Encode(std::move(prepared).value(), tick->index, keyframe, &made)
+                             : prepared.status();
+      for (encode::PacketPtr& packet : made) {
+        packets.packets.push_back(std::move(packet));
+        packets.streams.push_back(static_cast<int>(i));
+      }
+    }
+    if (!status.ok()) {
+      // An encoder that refuses a frame will refuse the next: its outputs end here.
+      failed = true;
+      as_run_.Line(CurrentTick(), "encoder of " + enc.outputs.front()->spec.id + " failed: " +
+                                      std::string(status.message()));
+      for (Output* out : enc.outputs) {
+        MutexLock lock(&out->mu);
+        out->last_error = status.message();
+        out->dropped++;
+      }
+      continue;
+    }
+    packets.keyframe = packets.packets.size() == enc.encoders.size() &&
+                       std::all_of(packets.packets.begin(), packets.packets.end(),
+                                   [](const encode::PacketPtr& packet) { return packet->keyframe(); });
+    hand_out(std::move(packets));
+  }
+  // The end: what the encoders still hold (zero-latency H.264 holds nothing).
+  if (!failed) {
+    TickPackets rest;
+    rest.index = -1;
+    for (size_t i = 0; i < enc.encoders.size(); ++i) {
+      std::vector<encode::PacketPtr> made;
+      if (!enc.encoders[i]->Flush(&made).ok()) continue;
+      for (encode::PacketPtr& packet : made) {
+        rest.packets.push_back(std::move(packet));
+        rest.streams.push_back(static_cast<int>(i));
+      }
+    }
+    if (!rest.packets.empty()) {
+      for (Output* out : enc.outputs) out->queue->TryPush(rest);
+    }
+  }
+  for (Output* out : enc.outputs) out->queue->Close();
 }
 
 void Engine::Impl::OutputLoop(Output& out) {
-  std::unique_ptr<encode::Converter> converter;
   milliseconds backoff = kFirstBackoff;
   int64_t retry_at_ns = 0;
-  auto fail = [&](const Status& status, int64_t tick) {
+  // An output starts, and starts again after a gap, at a tick whose packets are keyframes.
+  bool wait_for_keyframe = true;
+  encode::LibavLogCapture libav_lines;  // libav's lines about this output, for last_error.
+  auto fail = [&](const Status& status) {
+    std::string message(status.message());
+    const std::string said = libav_lines.Last();
+    if (!said.empty() && message.find(said) == std::string::npos) message += " (libav: " + said + ")";
     {
       MutexLock lock(&out.mu);
-      out.last_error = status.message();
+      out.last_error = message;
     }
-    as_run_.Line(tick, "output " + out.spec.id + " failed: " + std::string(status.message()));
-    converter.reset();
-    out.stream.reset();
+    as_run_.Line(CurrentTick(), "output " + out.spec.id + " failed: " + message);
+    out.muxer.reset();
     out.connected = false;
     retry_at_ns = clock_.MonotonicNs() + nanoseconds(backoff).count();
     backoff = std::min(backoff * 2, kMaxBackoff);
   };
-  while (std::optional<Tick> tick = out.queue->Pop()) {
-    if (!out.stream) {
-      if (clock_.MonotonicNs() < retry_at_ns || stopping_ || draining_) {
-        out.dropped++;
+  while (std::optional<TickPackets> tick = out.queue->Pop()) {
+    const bool end = tick->index < 0;  // The encoders' last packets, after the last tick.
+    if (!out.muxer) {
+      if (end || clock_.MonotonicNs() < retry_at_ns || stopping_ || draining_) {
+        if (!end) out.dropped++;
         continue;
       }
       out.connecting = true;
-      Result<std::unique_ptr<encode::VideoStream>> opened = encode::VideoStream::Open(out.spec.stream);
+      libav_lines.Clear();
+      Result<std::unique_ptr<encode::PacketMuxer>> opened = OpenOutput(out);
       out.connecting = false;
       if (!opened.ok()) {
-        fail(opened.status(), tick->index);
+        fail(opened.status());
         out.dropped++;
         continue;
       }
       if (out.frames > 0 || out.reconnects > 0 || out.dropped > 0) out.reconnects++;
-      out.stream = std::move(opened).value();
+      out.muxer = std::move(opened).value();
       out.connected = true;
       backoff = kFirstBackoff;
-      as_run_.Line(tick->index, "output " + out.spec.id + " connected to " + out.spec.stream.sink.target);
+      wait_for_keyframe = true;
+      out.encoding->keyframe_wanted = true;
+      as_run_.Line(CurrentTick(), "output " + out.spec.id + " connected to " + out.spec.stream.sink.target);
     }
-    if (!converter) converter = out.stream->NewConverter();
-    const Picture& p = *tick->picture;
-    Result<std::unique_ptr<encode::PreparedFrame>> prepared =
-        converter->Convert(encode::RgbaView{p.pixels.data(), p.width, p.height, p.stride()});
-    Status written = prepared.ok() ? out.stream->Write(std::move(prepared).value(), tick->index)
-                                   : prepared.status();
+    if (tick->after_gap && !wait_for_keyframe) {
+      wait_for_keyframe = true;
+      out.encoding->keyframe_wanted = true;
+    }
+    if (wait_for_keyframe && !end) {
+      if (!tick->keyframe) {
+        out.dropped++;
+        continue;
+      }
+      wait_for_keyframe = false;
+    }
+    if (wait_for_keyframe) continue;
+    Status written;
+    for (size_t i = 0; i < tick->packets.size() && written.ok(); ++i) {
+      written = out.muxer->Write(*tick->packets[i], tick->streams[i]);
+    }
     if (!written.ok()) {
-      fail(written, tick->index);
-      out.dropped++;
+      fail(written);
+      if (!end) out.dropped++;
       continue;
     }
-    out.frames++;
-    out.bytes = out.stream->bytes_written();
+    if (!end) out.frames++;
+    out.bytes = out.muxer->bytes_written();
+    out.rate.Add(clock_.MonotonicNs(), out.frames.load(), out.bytes.load());
   }
-  if (out.stream) {
-    out.final_status = out.stream->Finish();
-    out.bytes = out.stream->bytes_written();
+  if (out.muxer) {
+    out.final_status = out.muxer->Finish();
+    out.bytes = out.muxer->bytes_written();
     if (!out.final_status.ok()) {
       out.final_status = Status(out.final_status.code(), "output " + out.spec.id + ": " +
                                                              std::string(out.final_status.message()));
@@ -709,16 +1167,22 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.draw_p50_ms = s->draw_time.Quantile(0.5) / 1000;
     ss.draw_p99_ms = s->draw_time.Quantile(0.99) / 1000;
     ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
-    ss.begin_p50_ms = s->begin_offset.Quantile(0.5) / 1000;
+    ss.lead_p50_ms = s->lead_time.Quantile(0.5) / 1000;
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
-    ss.fps = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
+    ss.fps_show = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;
+    ss.freshness_show = st.clock.ticks > 0 ? static_cast<double>(slot.taken) / static_cast<double>(st.clock.ticks) : 0;
+    const int window = s->freshness->ticks();
+    ss.freshness = window > 0 ? static_cast<double>(s->freshness->count()) / window : 0;
+    ss.fps = ss.freshness * show_.fps.ToDouble();
     {
       MutexLock lock(&s->mu);
       ss.visible = s->target > 0;
       ss.opacity = s->level * s->spec.opacity;
       ss.last_error = s->last_error;
+      ss.last_error_ms = s->last_error_ms;
     }
+    ss.page_errors = s->page_errors.load();
   }
   for (const auto& o : outputs_) {
     OutputStatus& os = st.outputs.emplace_back();
@@ -728,7 +1192,10 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     os.dropped = o->dropped.load();
     os.queue_depth = static_cast<int64_t>(o->queue->size());
     os.bytes = o->bytes.load();
-    os.bitrate_kbps = st.seconds > 0 ? static_cast<double>(os.bytes) * 8 / 1000 / st.seconds : 0;
+    const auto [fps, bytes_per_second] = o->rate.Rate(clock_.MonotonicNs(), os.frames, os.bytes);
+    os.fps = fps;
+    os.bitrate_kbps = bytes_per_second * 8 / 1000;
+    os.encoder = o->encoding->index;
     os.reconnects = o->reconnects.load();
     os.connected = o->connected.load();
     {
@@ -769,7 +1236,7 @@ Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
       if (w->sources[i]->spec.id != id) continue;
       MutexLock lock(&w->page_mu);
       if (w->pages.size() <= i) return UnavailableError("source '" + id + "' is restarting; try again");
-      return PageRef{w->browser, w->pages[i], w->sources[i]};
+      return PageRef{w->browser, w->pages[i], w->sources[i], w.get(), i};
     }
   }
   return NotFoundError("no source is called '" + id + "'");
@@ -778,7 +1245,7 @@ Result<Engine::Impl::PageRef> Engine::Impl::PageOf(const std::string& id) {
 Result<std::string> Engine::Impl::CallSource(const std::string& id, const std::string& expression) {
   PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
   as_run_.Line(CurrentTick(), "call " + id + ": " + expression.substr(0, 200));
-  Result<std::string> result = ref.page->Evaluate(expression);
+  Result<std::string> result = ref.page->Evaluate(expression, HangLimit());
   if (result.ok()) {
     MutexLock lock(&ref.source->mu);
     if (ref.source->calls.size() == kRememberedCalls) ref.source->calls.erase(ref.source->calls.begin());
@@ -813,11 +1280,53 @@ void Engine::Impl::RestoreState(Worker& w, const WorkerPages& current) {
 
 Status Engine::Impl::Navigate(const std::string& id, const std::string& url) {
   PR_ASSIGN_OR_RETURN(PageRef ref, PageOf(id));
+  std::string target = url;
+  if (target.empty()) {
+    MutexLock lock(&ref.source->mu);
+    target = ref.source->current_url;
+  }
   as_run_.Line(CurrentTick(), (url.empty() ? "reload " + id : "navigate " + id + " to " + url));
-  PR_RETURN_IF_ERROR(ref.page->Navigate(url));
-  MutexLock lock(&ref.source->mu);
-  if (!url.empty()) ref.source->current_url = url;
-  ref.source->calls.clear();  // A new document starts from its own state.
+  // The new page is loaded beside the one on air, in the same browser, and takes its place
+  // only once it has loaded: until then (and for good, if it cannot load) the source shows
+  // its old page, with its transparency, and keeps its template state.
+  Result<std::unique_ptr<capture::LivePage>> opened =
+      capture::LivePage::Open(*ref.browser, PageOptions(*ref.source, target));
+  if (!opened.ok()) {
+    as_run_.Line(CurrentTick(), "navigate " + id + " refused, the source is unchanged: " +
+                                    std::string(opened.status().message()));
+    return Status(opened.status().code(), std::string(opened.status().message()) +
+                                              "; the source still shows its page");
+  }
+  std::shared_ptr<capture::LivePage> page = std::move(opened).value();
+  const auto deadline = std::chrono::steady_clock::now() + show_.source_timeout;
+  while (!page->loaded() && std::chrono::steady_clock::now() < deadline && !stopping_) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  if (!page->loaded()) {
+    const std::string why = target.substr(0, 200) + " did not finish loading within " +
+                            std::to_string(show_.source_timeout.count() / 1000) +
+                            " s; the source still shows its page";
+    as_run_.Line(CurrentTick(), "navigate " + id + " refused: " + why);
+    return DeadlineExceededError(why);
+  }
+  {
+    Worker& w = *ref.worker;
+    MutexLock lock(&w.page_mu);
+    if (w.browser != ref.browser || w.pages.size() <= ref.index) {
+      return UnavailableError("source '" + id + "' restarted meanwhile; try again");
+    }
+    w.pages[ref.index] = std::move(page);
+  }
+  {
+    MutexLock lock(&ref.source->mu);
+    ref.source->current_url = target;
+    ref.source->calls.clear();  // A new document starts from its own state.
+  }
+  // Its first pictures are taken whether or not the page changed; the one before is kept
+  // on air until then.
+  ref.source->hold_pictures = kHeldPictures;
+  ref.source->has_picture = false;
+  as_run_.Line(CurrentTick(), "source " + id + " now shows " + target.substr(0, 200));
   return Status::Ok();
 }
 
@@ -826,6 +1335,12 @@ void Engine::Impl::Shutdown() {
   for (auto& w : workers_) {
     w->thread.request_stop();
     if (w->thread.joinable()) w->thread.join();
+    if (w->prepare_queue) w->prepare_queue->Close();
+    if (w->prepare_thread.joinable()) w->prepare_thread.join();
+  }
+  for (auto& enc : encodings_) {
+    enc->queue->Close();
+    if (enc->thread.joinable()) enc->thread.join();
   }
   for (auto& out : outputs_) {
     out->queue->Close();
@@ -836,6 +1351,7 @@ void Engine::Impl::Shutdown() {
     w->pages.clear();
     w->browser.reset();
   }
+  encode::SetLibavLogSink(nullptr);
 }
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

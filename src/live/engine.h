@@ -3,21 +3,27 @@
 //
 // The clock thread ("live-clock") sleeps to absolute deadlines on the injected TickClock at
 // the show's exact rate; at every tick it records how late it woke (the clock phase),
-// takes the newest picture of every visible source from its latest-frame slot, composites
+// takes every visible source's picture for that tick (or its last) from its slot, composites
 // them and hands the program picture to every output's queue without waiting: an output
 // whose queue is full drops the frame and counts it. It never waits for a browser, an
 // encoder or a network peer.
 //
-// Worker k ("live-worker-k", one chrome-headless-shell each) begins the frames of its
-// sources one after another at phase StaggerPhase(k) of each period (all at 0 without
-// stagger), with frameTimeTicks the tick's own instant, so never two beginFrames are in
-// flight in one browser. A worker that falls behind skips ticks (its sources repeat); a
-// browser that crashes or hangs is replaced and its pages reloaded (the page a source was
-// last navigated to, then the template calls it had received since) while the show keeps
-// ticking on the sources' last pictures.
+// Worker k ("live-worker-k", one chrome-headless-shell each) draws every frame for the tick
+// it will be shown at (frameTimeTicks is that tick's instant), beginning it up to a lead
+// before that tick, at phase StaggerPhase(k) of the period (all at 0 without stagger), or as
+// soon as the frame before is done; its pictures are decoded on its prepare thread
+// ("live-prep-k") and wait in the sources' slots for their ticks. Never two beginFrames
+// are in flight in one browser. A worker that falls behind skips ticks (its sources
+// repeat); a browser that crashes or hangs (a beginFrame or a ping of a page's script not
+// answered) is replaced and its pages reloaded (the page a source was last navigated to,
+// then the template calls it had received since) while the show keeps ticking on the
+// sources' last pictures. A navigated source keeps its old page until the new one loaded.
 //
-// Each output ("live-out-k") converts and encodes on its own thread; frame n carries
-// timestamp n periods exactly. An output whose peer fails is reopened with backoff.
+// Outputs with the same encoder settings share one encoder thread ("live-enc-k"), which
+// converts and encodes each tick once and hands the packets to each of its outputs; each
+// output ("live-out") muxes them to its sink on its own thread, so a stalled peer loses its
+// own frames only. Frame n carries timestamp n periods exactly. An output whose peer fails
+// is reopened with backoff and starts again at a keyframe (asked of its encoder at once).
 //
 // Start(), Run() and the destructor belong to one thread; CurrentStatus() and the control calls
 // may come from any thread.
@@ -51,22 +57,32 @@ struct SourceStatus {
   int browser_pid = 0;        // Its worker's browser now; 0 while it is being replaced.
   int64_t last_paint_ms = 0;  // Wall clock (Unix ms) of its newest picture; 0: none yet.
   double arrival_ms = 0;      // Smoothed arrival of a picture after its tick.
-  double fps = 0;             // Ticks per second that showed a new picture of it.
+  // New pictures on air: per second and per tick over the last 2 s (1.0: every tick showed
+  // a new picture), and over the whole show.
+  double fps = 0;
+  double freshness = 0;
+  double fps_show = 0;
+  double freshness_show = 0;
   double draw_p50_ms = 0;     // A frame begun in its browser, to its reply.
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
-  double begin_p50_ms = 0;    // Its frames begun this long after their ticks' instants.
+  double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
+  int64_t page_errors = 0;    // Uncaught exceptions in its page(s) since the show began.
   std::string last_error;
+  int64_t last_error_ms = 0;  // Wall clock (Unix ms) of last_error; 0: none.
 };
 
 struct OutputStatus {
   std::string id;
   std::string target;
-  int64_t frames = 0;     // Encoded and sent.
-  int64_t dropped = 0;    // Ticks it did not encode (queue full, or disconnected).
+  int64_t frames = 0;     // Ticks written to its sink (what a receiver gets).
+  int64_t dropped = 0;    // Ticks it did not write (a queue full, disconnected, waiting
+                          // for a keyframe after either).
   int64_t queue_depth = 0;
-  int64_t bytes = 0;
-  double bitrate_kbps = 0;  // Over the show so far.
+  int64_t bytes = 0;        // Written to the sink (HLS: its segments).
+  double fps = 0;           // Ticks written per second, over the last 2 s.
+  double bitrate_kbps = 0;  // Over the last 2 s.
+  int encoder = 0;          // Outputs with the same number share one encoder.
   int64_t reconnects = 0;
   bool connected = false;
   std::string last_error;

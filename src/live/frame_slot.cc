@@ -3,6 +3,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <utility>
 
 namespace pagereel::live {
@@ -17,13 +18,17 @@ size_t SlotOf(int64_t tick) {
 
 void FrameSlot::Put(std::shared_ptr<const Picture> picture, int64_t arrival_ns, int64_t for_tick) {
   assert(picture != nullptr);
+  std::shared_ptr<const Picture> dropped;  // Freed after the lock is released.
   MutexLock lock(&mu_);
   ++stats_.put;
-  if (latest_is_new_) ++stats_.discarded;
-  // The replaced picture is freed with the parameter `picture`, which outlives the lock.
-  latest_.swap(picture);
-  latest_for_tick_ = for_tick;
-  latest_is_new_ = true;
+  auto at = waiting_.end();
+  while (at != waiting_.begin() && std::prev(at)->for_tick > for_tick) --at;
+  waiting_.insert(at, Waiting{std::move(picture), for_tick});
+  if (waiting_.size() > kMaxWaiting) {
+    dropped = std::move(waiting_.front().picture);
+    waiting_.pop_front();
+    ++stats_.discarded;
+  }
   stats_.last_arrival_ns = arrival_ns;
   int64_t tick_ns = 0;
   if (TickNs(for_tick, &tick_ns)) {
@@ -40,25 +45,33 @@ void FrameSlot::Put(std::shared_ptr<const Picture> picture, int64_t arrival_ns, 
 }
 
 FrameSlot::Taken FrameSlot::Take(int64_t tick, int64_t tick_ns) {
+  std::deque<Waiting> overtaken;  // Freed after the lock is released.
   MutexLock lock(&mu_);
-  Taken taken{latest_, false, latest_for_tick_};
-  if (any_take_ && tick <= last_take_tick_) return taken;
+  if (any_take_ && tick <= last_take_tick_) return Taken{shown_, false, shown_for_tick_};
   any_take_ = true;
   last_take_tick_ = tick;
   const TickTime now{true, tick, tick_ns};
   tick_times_[SlotOf(tick)] = now;
   previous_tick_ = newest_tick_;
   newest_tick_ = now;
-  if (latest_is_new_) {
-    latest_is_new_ = false;
-    taken.is_new = true;
+  // The newest frame drawn for this tick or an earlier one; those before it were overtaken.
+  bool found = false;
+  while (!waiting_.empty() && waiting_.front().for_tick <= tick) {
+    if (found) ++stats_.discarded;  // Never shown.
+    overtaken.push_back(Waiting{std::move(shown_), shown_for_tick_});
+    shown_ = std::move(waiting_.front().picture);
+    shown_for_tick_ = waiting_.front().for_tick;
+    waiting_.pop_front();
+    found = true;
+  }
+  if (found) {
     ++stats_.taken;
-  } else if (latest_ != nullptr) {
+  } else if (shown_ != nullptr) {
     ++stats_.repeated;
   } else {
     ++stats_.empty;
   }
-  return taken;
+  return Taken{shown_, found, shown_for_tick_};
 }
 
 FrameSlotStats FrameSlot::Stats() const {

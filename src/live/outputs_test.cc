@@ -4,11 +4,15 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -43,6 +47,21 @@ int FreePort(int type) {
   return ntohs(addr.sin_port);
 }
 
+// A page on a transparent background: an opaque red band (x 0-99), a half-transparent
+// blue band (x 160-259), nothing elsewhere.
+const char kAlphaPage[] =
+    "data:text/html,<body style='margin:0;background:transparent'><div style='position:"
+    "absolute;left:0;top:0;width:100px;height:180px;background:rgb(255,0,0)'></div><div "
+    "style='position:absolute;left:160px;top:0;width:100px;height:180px;background:"
+    "rgba(0,0,255,0.5)'></div></body>";
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // An ffmpeg process, interrupted (as Ctrl-C would) and reaped by the destructor.
 class Receiver {
  public:
@@ -57,6 +76,13 @@ class Receiver {
   }
   ~Receiver() { Stop(); }
   bool running() const { return pid_ > 0; }
+  // As a crash would: no goodbye to the sender.
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
   // Lets ffmpeg finish the file it writes; killed if it does not within 10 s.
   void Stop() {
     if (pid_ <= 0) return;
@@ -92,6 +118,27 @@ class OutputsTest : public ::testing::Test {
     out.stream.sink = {url ? encode::Sink::Kind::kUrl : encode::Sink::Kind::kGrowingFile, destination, nullptr};
     out.stream.gop_frames = 25;
     show.outputs.push_back(out);
+    return show;
+  }
+
+  static OutputSpec Out(const std::string& id, const std::string& destination, encode::Container container) {
+    OutputSpec out;
+    out.id = id;
+    out.stream.container = container;
+    const bool url = destination.find("://") != std::string::npos;
+    out.stream.sink = {url ? encode::Sink::Kind::kUrl : encode::Sink::Kind::kGrowingFile, destination, nullptr};
+    out.stream.gop_frames = 25;
+    return out;
+  }
+
+  // The transparent page alone on a transparent program.
+  ShowSpec AlphaShow() {
+    ShowSpec show;
+    show.width = 320;
+    show.height = 180;
+    show.fps = Rational{25, 1};
+    show.background = Rgba{0, 0, 0, 0};
+    show.sources.push_back(SourceSpec{.id = "page", .url = kAlphaPage, .transparent = true});
     return show;
   }
 
@@ -146,6 +193,11 @@ TEST_F(OutputsTest, SrtCallerReachesAnFfmpegListener) {
   EXPECT_TRUE(status.outputs[0].connected);
   receiver.Stop();
   ExpectReceived(got, 90);
+  // What the output counted is what the receiver got, within the frames in flight when the
+  // show ended (SRT's 120 ms latency: 3 frames, and one in the receiver's demuxer).
+  auto received = testing::DecodeVideo(got.string(), false);
+  ASSERT_TRUE(received.ok());
+  EXPECT_NEAR(static_cast<double>(received->pts_seconds.size()), static_cast<double>(status.outputs[0].frames), 4);
 }
 
 TEST_F(OutputsTest, AnSrtListenerServesAnFfmpegCaller) {
@@ -156,10 +208,20 @@ TEST_F(OutputsTest, AnSrtListenerServesAnFfmpegCaller) {
     Receiver receiver({"-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=caller", "-t", "2", "-c", "copy", got.string()});
     std::this_thread::sleep_for(std::chrono::seconds(4));
   });
-  ShowStatus status = Run(Show("srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", encode::Container::kMpegTs), 150);
+  ShowSpec show = Show("srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", encode::Container::kMpegTs);
+  show.as_run_log = (scratch_.path() / "asrun.log").string();
+  ShowStatus status = Run(show, 150);
   caller.join();
   EXPECT_GT(status.outputs[0].frames, 0);
   ExpectReceived(got, 40);
+  // The connection is logged at the tick it happened, about 1 s (25 ticks) in, not at the
+  // tick the output was waiting on.
+  const std::string log = ReadAll(show.as_run_log);
+  const size_t at = log.find(" output out connected");
+  ASSERT_NE(at, std::string::npos) << log;
+  const size_t tick = log.rfind("tick=", at);
+  ASSERT_NE(tick, std::string::npos);
+  EXPECT_GE(std::stoi(log.substr(tick + 5)), 10) << log;
 }
 
 TEST_F(OutputsTest, RtmpPublishesToAnFfmpegServer) {
@@ -172,6 +234,9 @@ TEST_F(OutputsTest, RtmpPublishesToAnFfmpegServer) {
   EXPECT_GE(status.outputs[0].frames, 95);
   receiver.Stop();
   ExpectReceived(got, 90);
+  auto received = testing::DecodeVideo(got.string(), false);
+  ASSERT_TRUE(received.ok());
+  EXPECT_NEAR(static_cast<double>(received->pts_seconds.size()), static_cast<double>(status.outputs[0].frames), 2);
 }
 
 TEST_F(OutputsTest, HlsPlaylistIsReadable) {
@@ -179,6 +244,13 @@ TEST_F(OutputsTest, HlsPlaylistIsReadable) {
   ShowStatus status = Run(Show(playlist.string(), encode::Container::kHls), 150);
   EXPECT_EQ(status.outputs[0].frames, 150);
   ExpectReceived(playlist, 140);
+  // Its bytes are its segments' (6 s of program: 3 segments, none deleted yet).
+  int64_t segments = 0;
+  for (const auto& entry : fs::directory_iterator(scratch_.path())) {
+    if (entry.path().extension() == ".ts") segments += static_cast<int64_t>(entry.file_size());
+  }
+  EXPECT_GT(segments, 0);
+  EXPECT_EQ(status.outputs[0].bytes, segments);
 }
 
 TEST_F(OutputsTest, AnOutputWhosePeerIsMissingIsRetriedWithoutStoppingTheShow) {
@@ -190,7 +262,14 @@ TEST_F(OutputsTest, AnOutputWhosePeerIsMissingIsRetriedWithoutStoppingTheShow) {
   file.stream.container = encode::Container::kMatroska;
   file.stream.sink = {encode::Sink::Kind::kGrowingFile, recording.string(), nullptr};
   show.outputs.push_back(file);
+  show.as_run_log = (scratch_.path() / "asrun.log").string();
+  ::testing::internal::CaptureStderr();
   ShowStatus status = Run(show, 100);
+  const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+  // libav's own lines go to the as-run log and the output's error, not to the terminal.
+  EXPECT_EQ(stderr_text.find("Connection refused"), std::string::npos) << stderr_text;
+  EXPECT_NE(ReadAll(show.as_run_log).find("libav: "), std::string::npos);
+  EXPECT_NE(status.outputs[0].last_error.find("libav: "), std::string::npos) << status.outputs[0].last_error;
   EXPECT_EQ(status.clock.ticks, 100);
   EXPECT_EQ(status.outputs[0].frames, 0);
   EXPECT_EQ(status.outputs[0].dropped, 100);
@@ -200,6 +279,194 @@ TEST_F(OutputsTest, AnOutputWhosePeerIsMissingIsRetriedWithoutStoppingTheShow) {
   auto video = testing::DecodeVideo(recording.string(), false);
   ASSERT_TRUE(video.ok());
   EXPECT_EQ(video->pts_seconds.size(), 100u);
+}
+
+
+// The alpha of a transparent program reaches files that can carry it, with straight colour:
+// the half-transparent blue band reads alpha 128 and full blue, not premultiplied 128 blue.
+TEST_F(OutputsTest, ProResAndFfv1FilesCarryTheProgramsAlphaStraight) {
+  ShowSpec show = AlphaShow();
+  OutputSpec prores = Out("prores", (scratch_.path() / "alpha.mov").string(), encode::Container::kMov);
+  prores.stream.codec = encode::Codec::kProRes;
+  OutputSpec ffv1 = Out("ffv1", (scratch_.path() / "alpha.mkv").string(), encode::Container::kMatroska);
+  ffv1.stream.codec = encode::Codec::kFfv1;
+  show.outputs = {prores, ffv1};
+  Run(show, 30);
+  struct Case {
+    const char* file;
+    const char* pixel_format;
+    int tolerance;
+  };
+  for (const Case& c : {Case{"alpha.mov", "yuva444p", 4}, Case{"alpha.mkv", "bgra", 1}}) {
+    auto video = testing::DecodeVideo((scratch_.path() / c.file).string(), true, -1, true);
+    ASSERT_TRUE(video.ok()) << c.file << ": " << video.status().ToString();
+    // ProRes 4444 decodes as yuva444p12le (written yuva444p10le).
+    EXPECT_EQ(video->pixel_format.rfind(c.pixel_format, 0), 0u) << c.file << ": " << video->pixel_format;
+    ASSERT_FALSE(video->alpha.empty()) << c.file;
+    const auto& rgb = video->rgb.back();
+    const auto& alpha = video->alpha.back();
+    auto at = [&](int x) { return static_cast<size_t>(90) * 320 + static_cast<size_t>(x); };
+    EXPECT_NEAR(alpha[at(50)], 255, c.tolerance) << c.file << " opaque red";
+    EXPECT_NEAR(rgb[at(50) * 3], 255, c.tolerance) << c.file;
+    EXPECT_NEAR(alpha[at(210)], 128, c.tolerance) << c.file << " half-transparent blue";
+    EXPECT_NEAR(rgb[at(210) * 3 + 2], 255, c.tolerance) << c.file << " blue is straight, not premultiplied";
+    EXPECT_NEAR(rgb[at(210) * 3], 0, c.tolerance) << c.file;
+    EXPECT_NEAR(alpha[at(300)], 0, c.tolerance) << c.file << " transparent";
+  }
+}
+
+// Key and fill over SRT to a real receiver: one MPEG-TS with two video streams, the fill
+// (straight colour, black where transparent) and the key (the alpha as grey).
+TEST_F(OutputsTest, KeyAndFillReachAnSrtReceiverAsTwoStreams) {
+  const int port = FreePort(SOCK_DGRAM);
+  const fs::path got = scratch_.path() / "keyfill.ts";
+  Receiver receiver({"-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", "-map", "0", "-c", "copy", got.string()});
+  ASSERT_TRUE(receiver.running());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ShowSpec show = AlphaShow();
+  OutputSpec out = Out("keyfill", "srt://127.0.0.1:" + std::to_string(port) + "?mode=caller", encode::Container::kMpegTs);
+  out.alpha = OutputAlpha::kKeyAndFill;
+  show.outputs = {out};
+  ShowStatus status = Run(show, 75);
+  EXPECT_GT(status.outputs[0].frames, 0);
+  receiver.Stop();
+  auto fill = testing::DecodeVideo(got.string(), true, 0);
+  auto key = testing::DecodeVideo(got.string(), true, 1);
+  ASSERT_TRUE(fill.ok()) << fill.status().ToString();
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  ASSERT_FALSE(fill->rgb.empty());
+  ASSERT_FALSE(key->rgb.empty());
+  EXPECT_EQ(fill->codec, "h264");
+  EXPECT_EQ(key->codec, "h264");
+  // The receiver may stop between the two streams' last packets.
+  EXPECT_NEAR(static_cast<double>(fill->pts_seconds.size()), static_cast<double>(key->pts_seconds.size()), 1);
+  auto px = [](const testing::DecodedVideo& v, int x, int c) {
+    return v.rgb.back()[(static_cast<size_t>(90) * 320 + static_cast<size_t>(x)) * 3 + static_cast<size_t>(c)];
+  };
+  EXPECT_NEAR(px(*fill, 50, 0), 255, 8) << "fill: red";
+  EXPECT_NEAR(px(*fill, 210, 2), 255, 10) << "fill: the half-transparent blue, straight";
+  EXPECT_NEAR(px(*fill, 300, 2), 0, 8) << "fill: black where transparent";
+  EXPECT_NEAR(px(*key, 50, 0), 255, 6) << "key: opaque";
+  EXPECT_NEAR(px(*key, 210, 0), 128, 6) << "key: half";
+  EXPECT_NEAR(px(*key, 300, 0), 0, 6) << "key: transparent";
+  EXPECT_NEAR(px(*key, 210, 0), px(*key, 210, 2), 3) << "key is grey";
+}
+
+// Outputs with the same encoder settings share one encoder: the same pictures reach both,
+// and an output with another bitrate gets an encoder of its own.
+TEST_F(OutputsTest, OutputsWithTheSameSettingsShareOneEncoder) {
+  ShowSpec show = Show((scratch_.path() / "a.mkv").string(), encode::Container::kMatroska);
+  show.outputs.push_back(Out("b", (scratch_.path() / "b.ts").string(), encode::Container::kMpegTs));
+  OutputSpec other = Out("c", (scratch_.path() / "c.ts").string(), encode::Container::kMpegTs);
+  other.stream.bitrate_kbps = 300;
+  show.outputs.push_back(other);
+  ShowStatus status = Run(show, 60);
+  ASSERT_EQ(status.outputs.size(), 3u);
+  EXPECT_EQ(status.outputs[0].encoder, status.outputs[1].encoder);
+  EXPECT_NE(status.outputs[0].encoder, status.outputs[2].encoder);
+  auto a = testing::DecodeVideo((scratch_.path() / "a.mkv").string());
+  auto b = testing::DecodeVideo((scratch_.path() / "b.ts").string());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->rgb.size(), 60u);
+  ASSERT_EQ(b->rgb.size(), 60u);
+  for (size_t i = 0; i < a->rgb.size(); ++i) EXPECT_EQ(a->rgb[i], b->rgb[i]) << "frame " << i;
+}
+
+// A receiver that dies costs its own output only: the file beside it, on the same encoder,
+// gets every tick.
+TEST_F(OutputsTest, ADeadSrtReceiverDoesNotStallAFileOnTheSameEncoder) {
+  const int port = FreePort(SOCK_DGRAM);
+  auto receiver = std::make_unique<Receiver>(std::vector<std::string>{
+      "-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", "-c", "copy",
+      (scratch_.path() / "dead.ts").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ShowSpec show = Show("srt://127.0.0.1:" + std::to_string(port) + "?mode=caller", encode::Container::kMpegTs);
+  show.outputs.push_back(Out("file", (scratch_.path() / "kept.ts").string(), encode::Container::kMpegTs));
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::jthread killer([&] {
+    while ((*engine)->CurrentStatus().clock.ticks < 40) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    receiver->Kill();
+  });
+  ASSERT_TRUE((*engine)->Run(150, nullptr).ok());
+  killer.join();
+  const ShowStatus status = (*engine)->CurrentStatus();
+  EXPECT_EQ(status.outputs[0].encoder, status.outputs[1].encoder);
+  EXPECT_EQ(status.outputs[1].frames, 150);
+  EXPECT_EQ(status.outputs[1].dropped, 0);
+  auto video = testing::DecodeVideo((scratch_.path() / "kept.ts").string(), false);
+  ASSERT_TRUE(video.ok());
+  EXPECT_EQ(video->pts_seconds.size(), 150u);
+}
+
+// fps and bitrate are now's, not the show's average: an output whose receiver went away
+// reads 0 while the file beside it reads the program's rate.
+TEST_F(OutputsTest, RatesAreCurrentAndAGoneReceiverReadsZero) {
+  const int port = FreePort(SOCK_STREAM);
+  auto receiver = std::make_unique<Receiver>(std::vector<std::string>{
+      "-listen", "1", "-i", "rtmp://127.0.0.1:" + std::to_string(port) + "/live/show", "-c", "copy",
+      (scratch_.path() / "gone.flv").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ShowSpec show = Show("rtmp://127.0.0.1:" + std::to_string(port) + "/live/show", encode::Container::kFlv);
+  show.outputs.push_back(Out("file", (scratch_.path() / "rate.ts").string(), encode::Container::kMpegTs));
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ShowStatus snapshot;
+  ShowStatus before_kill;
+  std::jthread watcher([&] {
+    while ((*engine)->CurrentStatus().clock.ticks < 75) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    before_kill = (*engine)->CurrentStatus();
+    receiver->Kill();
+    while ((*engine)->CurrentStatus().clock.ticks < 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    snapshot = (*engine)->CurrentStatus();
+  });
+  ASSERT_TRUE((*engine)->Run(225, nullptr).ok());
+  watcher.join();
+  ASSERT_EQ(snapshot.outputs.size(), 2u);
+  EXPECT_GT(before_kill.outputs[0].fps, 10);
+  EXPECT_GT(before_kill.outputs[0].bitrate_kbps, 0);
+  EXPECT_FALSE(snapshot.outputs[0].connected);
+  EXPECT_EQ(snapshot.outputs[0].fps, 0);
+  EXPECT_EQ(snapshot.outputs[0].bitrate_kbps, 0);
+  EXPECT_GT(snapshot.outputs[1].fps, 15);
+  EXPECT_LT(snapshot.outputs[1].fps, 35);
+  EXPECT_GT(snapshot.outputs[1].bitrate_kbps, 0);
+}
+
+// Every UDP datagram is 7 transport packets (1316 bytes), as receivers expect, also at the
+// end of each frame.
+TEST_F(OutputsTest, UdpDatagramsAreAll1316Bytes) {
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int rcvbuf = 8 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  timeval timeout{0, 200'000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::atomic<bool> stop{false};
+  std::vector<ssize_t> sizes;
+  std::jthread reader([&] {
+    std::vector<char> buffer(65536);
+    while (!stop) {
+      const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+      if (n > 0) sizes.push_back(n);
+    }
+  });
+  Run(Show("udp://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "?pkt_size=1316", encode::Container::kMpegTs), 50);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = true;
+  reader.join();
+  ::close(fd);
+  ASSERT_GT(sizes.size(), 10u);
+  int short_ones = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) short_ones += sizes[i] != 1316;
+  EXPECT_EQ(short_ones, 0) << "of " << sizes.size() << " datagrams";
+  EXPECT_LE(sizes.back(), 1316);
 }
 
 }  // namespace

@@ -34,9 +34,23 @@ struct SourceSpec {
   int amcp_layer = -1;
 };
 
+// What an output carries of the program's transparency. Every alpha that leaves pagereel
+// carries straight (un-premultiplied) colour: ProRes 4444's and FFV1's alpha channels, and a
+// keyer's fill.
+enum class OutputAlpha {
+  kAuto,        // kChannel for ProRes and FFV1 when the show's background is transparent;
+                // kNone otherwise.
+  kNone,        // The program as it looks over black.
+  kChannel,     // An alpha channel: ProRes 4444 (yuva444p10le) or FFV1 (bgra).
+  kFill,        // A keyer's fill alone: the colours, straight (H.264).
+  kKey,         // A keyer's key alone: the alpha as grey luma, 16 to 235 (H.264).
+  kKeyAndFill,  // Both in one container: video stream 0 the fill, stream 1 the key.
+};
+
 struct OutputSpec {
   std::string id;
   encode::StreamSpec stream;  // Size, rate and timestamps are filled in by the engine.
+  OutputAlpha alpha = OutputAlpha::kAuto;
   // Frames an output may hold before it drops the newest; 0: two seconds of frames.
   int queue_frames = 0;
 };
@@ -45,6 +59,9 @@ struct ClockSpec {
   std::chrono::nanoseconds late_threshold{std::chrono::microseconds(500)};
   std::optional<int> cpu;
   std::optional<int> fifo_priority;
+  // What the scheduler will do to the clock thread on this host (autogroup, nice, FIFO), as
+  // app/ found it; written to the as-run log at the start. Empty: not said.
+  std::string scheduler_note;
   // Worker k begins its frames at phase bitreverse(k) of the period; off: all at phase 0.
   bool stagger = true;
 };

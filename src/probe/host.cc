@@ -57,7 +57,74 @@ void CpuFindings(const HostFiles& files, std::vector<HostFinding>& out) {
                             : "compare with the runnable count from 'pagereel probe'"});
 }
 
+// The soft limit of `name` ("Max nice priority") in /proc/self/limits; 0 when unknown.
+int64_t SoftLimit(const std::string& limits, std::string_view name) {
+  for (std::string_view line : Lines(limits)) {
+    if (line.substr(0, name.size()) != name) continue;
+    const std::vector<std::string_view> fields = Fields(line.substr(name.size()));
+    if (fields.empty()) return 0;
+    if (fields[0] == "unlimited") return INT64_MAX;
+    int64_t v = 0;
+    std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), v);
+    return v;
+  }
+  return 0;
+}
+
+// Whether capability `bit` is in the effective set (CapEff: hex) of /proc/self/status.
+bool HasCapability(const std::string& status, int bit) {
+  for (std::string_view line : Lines(status)) {
+    if (line.substr(0, 7) != "CapEff:") continue;
+    const std::string_view hex = Trim(line.substr(7));
+    uint64_t mask = 0;
+    std::from_chars(hex.data(), hex.data() + hex.size(), mask, 16);
+    return (mask >> bit) & 1;
+  }
+  return false;
+}
+
 }  // namespace
+
+ClockScheduling InspectClockScheduling(const HostFiles& files) {
+  constexpr int kCapSysNice = 23;
+  ClockScheduling s;
+  if (auto text = files.Read("/proc/sys/kernel/sched_autogroup_enabled"); text.ok()) {
+    if (auto value = ParseIntegerFile(*text); value.ok()) s.autogroup = *value != 0;
+  }
+  if (auto text = files.Read("/proc/self/autogroup"); text.ok()) s.own_autogroup = std::string(Trim(*text));
+  if (auto text = files.Read("/proc/self/status"); text.ok()) s.cap_sys_nice = HasCapability(*text, kCapSysNice);
+  if (auto text = files.Read("/proc/self/limits"); text.ok()) {
+    s.nice_limit = SoftLimit(*text, "Max nice priority");
+    s.rtprio_limit = SoftLimit(*text, "Max realtime priority");
+  }
+  s.nice_allowed = s.cap_sys_nice || s.nice_limit >= 30;  // 20 - 30 = -10.
+  s.fifo_allowed = s.cap_sys_nice || s.rtprio_limit >= 1;
+  return s;
+}
+
+std::string DescribeClockScheduling(const ClockScheduling& s) {
+  std::string line = std::string("nice -10 ") + (s.nice_allowed ? "allowed" : "not allowed") +
+                     ", SCHED_FIFO " +
+                     (s.fifo_allowed ? (s.cap_sys_nice ? std::string("allowed (CAP_SYS_NICE)")
+                                                       : "allowed up to priority " + std::to_string(s.rtprio_limit) +
+                                                             " (RLIMIT_RTPRIO)")
+                                     : std::string("not allowed (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"));
+  if (s.autogroup.value_or(false)) {
+    line += "; kernel.sched_autogroup_enabled=1: nice ranks threads only within this process's "
+            "autogroup" + (s.own_autogroup.empty() ? std::string() : " (" + s.own_autogroup + ")") +
+            ", so other sessions' work competes with the clock as equals";
+  }
+  if (s.fifo_allowed) {
+    line += "; for the steadiest clock run with --fifo 50";
+  } else if (s.autogroup.value_or(false)) {
+    line += "; to put the clock first: allow SCHED_FIFO (ulimit -r 50, LimitRTPRIO=50 in a systemd "
+            "unit, or CAP_SYS_NICE) and run with --fifo 50, or sysctl kernel.sched_autogroup_enabled=0";
+  } else if (!s.nice_allowed) {
+    line += "; to put the clock first: allow it (ulimit -e 30 or -r 50, or CAP_SYS_NICE) and run "
+            "with --fifo 50";
+  }
+  return line;
+}
 
 std::string_view LevelName(HostFinding::Level level) {
   switch (level) {
@@ -219,6 +286,24 @@ std::vector<HostFinding> InspectHost(const HostFiles& files) {
                      "sleeps between ticks never comes near it"});
     }
   }
+  const ClockScheduling clock = InspectClockScheduling(files);
+  if (!clock.autogroup) {
+    out.push_back({Level::kInfo, "scheduler autogroup", "not built",
+                   "no kernel.sched_autogroup_enabled: nice values rank threads across the whole host"});
+  } else if (*clock.autogroup) {
+    out.push_back({clock.fifo_allowed ? Level::kInfo : Level::kWarn, "scheduler autogroup",
+                   "on" + (clock.own_autogroup.empty() ? std::string() : " (" + clock.own_autogroup + ")"),
+                   "nice ranks threads only within their session's autogroup: a clock at nice -10 does not "
+                   "outrank another session's busy work, which shares the CPU with this whole process as an "
+                   "equal; use SCHED_FIFO (--fifo) or sysctl kernel.sched_autogroup_enabled=0"});
+  } else {
+    out.push_back({Level::kOk, "scheduler autogroup", "off", "nice values rank threads across the whole host"});
+  }
+  out.push_back({clock.fifo_allowed ? Level::kOk : (clock.nice_allowed ? Level::kInfo : Level::kWarn),
+                 "clock priority",
+                 std::string("nice -10 ") + (clock.nice_allowed ? "yes" : "no") + ", SCHED_FIFO " +
+                     (clock.fifo_allowed ? "yes" : "no"),
+                 DescribeClockScheduling(clock)});
   if (!files.Exists("/proc/pressure/cpu")) {
     out.push_back({Level::kWarn, "pressure stall information", "missing",
                    "no /proc/pressure/cpu: boot with psi=1 (kernel with CONFIG_PSI) so 'pagereel probe' can "

@@ -63,6 +63,35 @@ TEST(InspectHostTest, PlainVmWithoutPsi) {
   EXPECT_GE(j["findings"].size(), 8u);
 }
 
+TEST(InspectHostTest, AutogroupWithoutFifoSaysTheClockDoesNotOutrankOtherSessions) {
+  const auto f = InspectHost(Fixture("isolated"));
+  const HostFinding& autogroup = Find(f, "scheduler autogroup");
+  EXPECT_EQ(autogroup.level, Level::kWarn);
+  EXPECT_EQ(autogroup.value, "on (/autogroup-42 nice 0)");
+  EXPECT_THAT(autogroup.meaning, HasSubstr("only within"));
+  const HostFinding& clock = Find(f, "clock priority");
+  EXPECT_EQ(clock.value, "nice -10 no, SCHED_FIFO no");
+  EXPECT_EQ(clock.level, Level::kWarn);
+  EXPECT_THAT(clock.meaning, HasSubstr("ulimit -r 50"));
+  EXPECT_THAT(clock.meaning, HasSubstr("kernel.sched_autogroup_enabled=0"));
+
+  const ClockScheduling s = InspectClockScheduling(Fixture("isolated"));
+  EXPECT_EQ(s.autogroup, true);
+  EXPECT_FALSE(s.nice_allowed);
+  EXPECT_FALSE(s.fifo_allowed);
+  EXPECT_THAT(DescribeClockScheduling(s), HasSubstr("nice ranks threads only within this process's autogroup"));
+}
+
+TEST(InspectHostTest, CapSysNiceAllowsFifoAndNice) {
+  const ClockScheduling s = InspectClockScheduling(Fixture("nopsi"));
+  EXPECT_EQ(s.autogroup, false);
+  EXPECT_TRUE(s.cap_sys_nice);
+  EXPECT_TRUE(s.nice_allowed);
+  EXPECT_TRUE(s.fifo_allowed);
+  EXPECT_THAT(DescribeClockScheduling(s), HasSubstr("--fifo 50"));
+  EXPECT_EQ(Find(InspectHost(Fixture("nopsi")), "scheduler autogroup").value, "off");
+}
+
 TEST(InspectHostTest, MalformedFilesBecomeFindingsNotCrashes) {
   const auto f = InspectHost(Fixture("malformed"));
   EXPECT_EQ(Find(f, "isolated CPUs").value, "unknown");

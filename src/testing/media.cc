@@ -11,7 +11,8 @@ extern "C" {
 
 namespace pagereel::testing {
 
-Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels) {
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int video_stream,
+                                 bool keep_alpha) {
   AVFormatContext* raw = nullptr;
   if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) {
     return NotFoundError("cannot open " + path);
@@ -19,7 +20,18 @@ Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels) {
   std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fmt(
       raw, [](AVFormatContext* f) { avformat_close_input(&f); });
   if (avformat_find_stream_info(fmt.get(), nullptr) < 0) return IoError("no stream info");
-  int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  int index = -1;
+  if (video_stream < 0) {
+    index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  } else {
+    for (unsigned i = 0, seen = 0; i < fmt->nb_streams; ++i) {
+      if (fmt->streams[i]->codecpar->codec_type != AVMEDIA_TYPE_VIDEO) continue;
+      if (static_cast<int>(seen++) == video_stream) {
+        index = static_cast<int>(i);
+        break;
+      }
+    }
+  }
   if (index < 0) return NotFoundError("no video stream in " + path);
   AVStream* stream = fmt->streams[index];
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
@@ -55,18 +67,33 @@ Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels) {
       auto format = static_cast<AVPixelFormat>(frame->format);
       const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
       if (desc != nullptr && (desc->flags & AV_PIX_FMT_FLAG_ALPHA)) out.has_alpha = true;
+      const bool with_alpha = keep_alpha && desc != nullptr && (desc->flags & AV_PIX_FMT_FLAG_ALPHA);
       if (keep_pixels) {
         sws = sws_getCachedContext(sws, frame->width, frame->height, format, frame->width,
-                                   frame->height, AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND,
-                                   nullptr, nullptr, nullptr);
+                                   frame->height, with_alpha ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+                                   SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
         sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_ITU709),
                                  frame->color_range == AVCOL_RANGE_JPEG ? 1 : 0,
                                  sws_getCoefficients(SWS_CS_ITU709), 1, 0, 1 << 16, 1 << 16);
-        std::vector<uint8_t> rgb(static_cast<size_t>(frame->width) * frame->height * 3);
-        uint8_t* dst[1] = {rgb.data()};
-        int dst_stride[1] = {frame->width * 3};
+        const int channels = with_alpha ? 4 : 3;
+        std::vector<uint8_t> pixels(static_cast<size_t>(frame->width) * frame->height * channels);
+        uint8_t* dst[1] = {pixels.data()};
+        int dst_stride[1] = {frame->width * channels};
         sws_scale(sws, frame->data, frame->linesize, 0, frame->height, dst, dst_stride);
-        out.rgb.push_back(std::move(rgb));
+        if (with_alpha) {
+          std::vector<uint8_t> rgb, alpha;
+          rgb.reserve(pixels.size() / 4 * 3);
+          alpha.reserve(pixels.size() / 4);
+          for (size_t i = 0; i < pixels.size(); i += 4) {
+            rgb.insert(rgb.end(), pixels.begin() + static_cast<std::ptrdiff_t>(i),
+                       pixels.begin() + static_cast<std::ptrdiff_t>(i + 3));
+            alpha.push_back(pixels[i + 3]);
+          }
+          out.rgb.push_back(std::move(rgb));
+          out.alpha.push_back(std::move(alpha));
+        } else {
+          out.rgb.push_back(std::move(pixels));
+        }
       }
     }
   };

@@ -23,9 +23,13 @@ struct DecodedVideo {
   bool has_alpha = false;   // Alpha plane decoded (VP9 alpha lives in side data; see .cc).
   std::vector<double> pts_seconds;
   std::vector<std::vector<uint8_t>> rgb;  // Packed RGB24 per frame (if asked for).
+  std::vector<std::vector<uint8_t>> alpha;  // The alpha plane per frame (keep_alpha).
 };
 
-Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels = true);
+// video_stream: the nth video stream (0, 1 ...); -1: libav's best. keep_alpha: frames of a
+// format with alpha are converted through RGBA and their alpha planes kept too.
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels = true,
+                                 int video_stream = -1, bool keep_alpha = false);
 
 }  // namespace pagereel::testing
 

@@ -1,0 +1,90 @@
+// A VideoStream in two halves, for live: PacketEncoder turns frames into packets, and
+// PacketMuxer writes packets to one sink. Outputs with the same encoder settings share one
+// encoder and each mux its packets (one x264 for a file and an SRT stream of the same
+// program), and one sink can carry several streams (a key and fill pair in one MPEG-TS).
+//
+// PacketEncoder and PacketMuxer each belong to one thread at a time. EncodedPacket is
+// immutable once made: any number of threads may hold and mux the same one.
+#ifndef PAGEREEL_ENCODE_PACKETS_H_
+#define PAGEREEL_ENCODE_PACKETS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "encode/frame.h"
+#include "encode/stream.h"
+
+struct AVPacket;
+
+namespace pagereel::encode {
+
+// One encoded frame, shared by the muxers it goes to.
+class EncodedPacket {
+ public:
+  explicit EncodedPacket(AVPacket* packet);  // Takes a new reference to its data.
+  ~EncodedPacket();
+  EncodedPacket(const EncodedPacket&) = delete;
+  EncodedPacket& operator=(const EncodedPacket&) = delete;
+
+  bool keyframe() const;
+  int64_t size() const;
+  const AVPacket* packet() const { return packet_; }
+
+ private:
+  AVPacket* packet_;
+};
+using PacketPtr = std::shared_ptr<const EncodedPacket>;
+
+// The encoder settings of `spec` (codec, size, rate, alpha, signal, quality or bitrate,
+// preset, GOP, latency) as a string: specs with the same key make the same packets, so
+// their outputs may share one PacketEncoder. The container and sink are not part of it.
+std::string EncoderKey(const StreamSpec& spec);
+
+// Whether `container` wants the codec's headers out of band (MP4, QuickTime, Matroska,
+// FLV); MPEG-TS and HLS take them either way (in band, or repeated by the muxer at every
+// keyframe).
+bool WantsGlobalHeader(Container container);
+
+class PacketEncoder {
+ public:
+  // Opens the codec of `spec` (its container and sink are not looked at), with the headers
+  // out of band when `global_header`. Errors as VideoStream::Open's.
+  static Result<std::unique_ptr<PacketEncoder>> Open(const StreamSpec& spec, bool global_header);
+  virtual ~PacketEncoder() = default;
+
+  // A converter from RGBA to this encoder's pixel format (and signal), for any thread.
+  virtual std::unique_ptr<Converter> NewConverter() const = 0;
+
+  // Encodes a frame made by one of this encoder's converters at `pts` frames from the start,
+  // as a keyframe when `keyframe`, and appends the packets that came out to *out.
+  // REQUIRES: pts greater than the previous frame's.
+  virtual Status Encode(std::unique_ptr<PreparedFrame> frame, int64_t pts, bool keyframe,
+                        std::vector<PacketPtr>* out) = 0;
+  // Drains the encoder at the end (zero-latency H.264 holds nothing back).
+  virtual Status Flush(std::vector<PacketPtr>* out) = 0;
+  virtual const StreamSpec& spec() const = 0;
+};
+
+class PacketMuxer {
+ public:
+  // Opens `spec`'s container and sink (connecting to a URL: blocks until the peer answers,
+  // spec.should_stop says stop, or the protocol's timeout) with one stream per encoder, in
+  // their order, and writes the header. Each encoder must have been opened with
+  // WantsGlobalHeader(spec.container) or more.
+  static Result<std::unique_ptr<PacketMuxer>> Open(const StreamSpec& spec,
+                                                   const std::vector<const PacketEncoder*>& encoders);
+  virtual ~PacketMuxer() = default;
+
+  // Writes `packet`, made by the encoder of stream `stream`.
+  virtual Status Write(const EncodedPacket& packet, int stream) = 0;
+  virtual Status Finish() = 0;
+  // Bytes written to the sink so far (HLS: the segments' bytes).
+  virtual int64_t bytes_written() const = 0;
+};
+
+}  // namespace pagereel::encode
+
+#endif  // PAGEREEL_ENCODE_PACKETS_H_
