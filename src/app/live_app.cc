@@ -10,6 +10,7 @@
 
 #include "app/render_app.h"
 #include "http/url.h"
+#include "live/amcp_server.h"
 #include "live/control_server.h"
 #include "live/engine.h"
 #include "probe/host.h"
@@ -195,6 +196,58 @@ Result<live::OutputSpec> OutputForDestination(const std::string& destination, co
   return out;
 }
 
+// What the AMCP server needs of the show; its refusals go to stderr, at most 20 a minute.
+live::AmcpOptions AmcpOptionsFor(const live::ShowSpec& show) {
+  live::AmcpOptions options;
+  options.listen = show.amcp.listen;
+  options.token = show.amcp.token;
+  options.channel = show.amcp.channel;
+  options.templates = show.amcp.templates;
+  for (const live::SourceSpec& s : show.sources) {
+    if (s.amcp_layer >= 0) options.layers[s.amcp_layer] = s.id;
+    options.urls[s.id] = s.url;
+  }
+  options.width = show.width;
+  options.height = show.height;
+  options.fps = show.fps.ToDouble();
+  options.log = [](std::string_view line) {
+    static std::atomic<int64_t> minute{0};
+    static std::atomic<int> said{0};
+    const int64_t now = std::chrono::duration_cast<std::chrono::minutes>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    if (minute.exchange(now) != now) said = 0;
+    const int n = ++said;
+    if (n <= 20) {
+      std::fprintf(stderr, "pagereel live: %.*s\n", static_cast<int>(line.size()), line.data());
+    } else if (n == 21) {
+      std::fprintf(stderr, "pagereel live: (more AMCP refusals this minute are not shown)\n");
+    }
+  };
+  return options;
+}
+
+Result<int64_t> TicksForDuration(double seconds, Rational fps) {
+  constexpr double kTenYears = 10 * 365.25 * 86400;
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > kTenYears) {
+    return InvalidArgumentError("--duration must be a number of seconds from 0 (no limit) to " +
+                                std::to_string(static_cast<int64_t>(kTenYears)));
+  }
+  if (seconds == 0) return int64_t{0};
+  const double rate = fps.ToDouble();
+  const auto ticks = static_cast<int64_t>(std::floor(seconds * rate + 1e-9));
+  if (ticks < 1) {
+    char shortest[64];
+    std::snprintf(shortest, sizeof(shortest), "%.6g", 1 / rate);
+    char given[64];
+    std::snprintf(given, sizeof(given), "%g", seconds);
+    return InvalidArgumentError(std::string("--duration ") + given +
+                                " is shorter than one frame at " + fps.ToString() +
+                                " fps; give at least " + shortest + " s (or 0: no limit)");
+  }
+  return ticks;
+}
+
 Result<live::ShowSpec> ShowFromFlags(const LiveRequest& request) {
   live::ShowSpec show;
   if (request.sources.empty()) {
@@ -242,8 +295,16 @@ int RunLive(const LiveRequest& request) {
   }
   if (!request.as_run_log.empty()) show.as_run_log = request.as_run_log;
   if (request.control) show.control.listen = *request.control == "none" ? "" : *request.control;
-  if (request.duration_seconds < 0 || !std::isfinite(request.duration_seconds)) {
-    std::fprintf(stderr, "pagereel live: --duration must be a positive number of seconds\n");
+  if (request.amcp) {
+    show.amcp.listen = *request.amcp == "none" ? "" : *request.amcp;
+    if (request.show_file.empty()) {
+      for (size_t i = 0; i < show.sources.size(); ++i) show.sources[i].amcp_layer = static_cast<int>(i) + 1;
+      show.amcp.templates = ".";  // CG ADD names are found in the current folder.
+    }
+  }
+  Result<int64_t> ticks = TicksForDuration(request.duration_seconds, show.fps);
+  if (!ticks.ok()) {
+    std::fprintf(stderr, "pagereel live: %s\n", std::string(ticks.status().message()).c_str());
     return 2;
   }
   if (Status valid = live::ValidateShow(show); !valid.ok()) {
@@ -276,6 +337,20 @@ int RunLive(const LiveRequest& request) {
     control = std::move(bound).value();
   }
 
+  std::unique_ptr<live::AmcpServer> amcp;
+  if (!show.amcp.listen.empty()) {
+    Result<std::unique_ptr<live::AmcpServer>> bound = live::AmcpServer::Listen(AmcpOptionsFor(show));
+    if (!bound.ok()) {
+      std::fprintf(stderr,
+                   "pagereel live: the AMCP server: %s; choose another address with --amcp "
+                   "HOST:PORT%s, or run without it: --amcp none\n",
+                   std::string(bound.status().message()).c_str(),
+                   request.show_file.empty() ? "" : " (or amcp.listen in the show file)");
+      return 2;
+    }
+    amcp = std::move(bound).value();
+  }
+
   std::fprintf(stderr, "pagereel live: starting %zu sources and %zu outputs at %dx%d, %s fps\n",
                show.sources.size(), show.outputs.size(), show.width, show.height,
                show.fps.ToString().c_str());
@@ -301,12 +376,28 @@ int RunLive(const LiveRequest& request) {
                    show.control.listen.c_str());
     }
   }
-  const int64_t ticks =
-      request.duration_seconds > 0
-          ? static_cast<int64_t>(std::floor(request.duration_seconds * show.fps.ToDouble() + 1e-9))
-          : 0;
+  if (amcp) {
+    amcp->Serve(**engine);
+    std::string layers;
+    for (const live::SourceSpec& s : show.sources) {
+      if (s.amcp_layer < 0) continue;
+      layers += (layers.empty() ? "" : ", ") + std::to_string(show.amcp.channel) + "-" +
+                std::to_string(s.amcp_layer) + " " + s.id;
+    }
+    const bool v6 = amcp->host().find(':') != std::string::npos;
+    std::fprintf(stderr, "pagereel live: AMCP (CasparCG) on %s%s%s:%u: %s\n", v6 ? "[" : "",
+                 amcp->host().c_str(), v6 ? "]" : "", amcp->port(), layers.c_str());
+    if (!amcp->loopback() && show.amcp.token.empty()) {
+      std::fprintf(stderr,
+                   "pagereel live: warning: the AMCP server on %s can be reached from other "
+                   "machines and has no token: anyone who reaches it can change the show. Set "
+                   "amcp.token (controllers then send LOCK %d ACQUIRE TOKEN), or listen on "
+                   "127.0.0.1.\n",
+                   show.amcp.listen.c_str(), show.amcp.channel);
+    }
+  }
   std::fprintf(stderr, "pagereel live: on air%s; Ctrl-C or SIGTERM ends the show\n",
-               ticks > 0 ? (" for " + std::to_string(ticks) + " ticks").c_str() : "");
+               *ticks > 0 ? (" for " + std::to_string(*ticks) + " ticks").c_str() : "");
   std::atomic<bool> done{false};
   std::jthread reporter([&] {
     if (request.status_every_seconds <= 0) return;
@@ -319,11 +410,12 @@ int RunLive(const LiveRequest& request) {
       if (!done) PrintStatusLine((*engine)->CurrentStatus());
     }
   });
-  Status ran = (*engine)->Run(ticks, &g_stop);
+  Status ran = (*engine)->Run(*ticks, &g_stop);
   done = true;
   reporter.join();
-  // Before the engine goes: the server calls into it.
+  // Before the engine goes: the servers call into it.
   if (control) control->Stop();
+  if (amcp) amcp->Stop();
   PrintSummary((*engine)->CurrentStatus());
   if (!ran.ok()) {
     std::fprintf(stderr, "pagereel live: %s\n", std::string(ran.message()).c_str());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "live/amcp_server.h"
 #include "live/show.h"
 
 namespace pagereel::app {
@@ -29,14 +30,27 @@ struct LiveRequest {
   double status_every_seconds = 5;   // A status line on stderr; 0: none.
   // HOST:PORT of the control and status server, overriding the show's; "none": no server.
   std::optional<std::string> control;
+  // HOST:PORT of the AMCP server, overriding the show's; "none": no server. With --source,
+  // source k (from 1) is AMCP layer k.
+  std::optional<std::string> amcp;
 };
 
 // Runs the show; returns the exit code (0 ended as asked, 1 failed, 2 bad input).
 int RunLive(const LiveRequest& request);
 
+// The ticks --duration asks for at `fps`: 0 for no limit (0 s); kInvalidArgument for a
+// duration that is negative, not a number, shorter than one frame (it would otherwise
+// round to "no limit" and run until SIGTERM) or longer than ten years.
+Result<int64_t> TicksForDuration(double seconds, Rational fps);
+
 // The show the flags describe: each source full frame (the first opaque, the others
 // transparent overlays), each output by its destination.
 Result<live::ShowSpec> ShowFromFlags(const LiveRequest& request);
+
+// What the AMCP server needs of a show: its address, token, channel and template folder,
+// the sources with an amcp_layer, the picture format; refusals go to stderr (at most 20 a
+// minute).
+live::AmcpOptions AmcpOptionsFor(const live::ShowSpec& show);
 
 // Reads a show file: TOML (Debian's toml++), or JSON when it ends in .json. Unknown keys,
 // wrong types and bad values are refused with the file, line (TOML) and key.

@@ -55,70 +55,129 @@ class ShowReader {
     folder_ = fs::path(file_).parent_path();
   }
 
+  // The show, or every error found in it (each with file:line where TOML gives one).
   Result<live::ShowSpec> Read(const toml::table& root) {
     live::ShowSpec show;
-    PR_RETURN_IF_ERROR(Keys(root, "", {"format", "sources", "outputs", "clock", "control", "as_run"}));
-    if (const toml::table* format = root["format"].as_table()) {
-      PR_RETURN_IF_ERROR(Keys(*format, "format", {"size", "fps", "background"}));
-      if (auto size = String(*format, "format", "size")) {
-        PR_RETURN_IF_ERROR(size->status());
+    Note(Keys(root, "", {"format", "sources", "outputs", "clock", "control", "amcp", "as_run"}));
+    if (const toml::table* format = Table(root, "format")) {
+      Note(Keys(*format, "format", {"size", "fps", "background"}));
+      if (auto size = String(*format, "format", "size"); size && Got(*size)) {
         auto parsed = ParseSize(**size);
-        if (!parsed.ok()) return At(*format->get("size"), "format.size", parsed.status().message());
-        show.width = parsed->first;
-        show.height = parsed->second;
+        if (!parsed.ok()) {
+          Note(At(*format->get("size"), "format.size", parsed.status().message()));
+        } else {
+          show.width = parsed->first;
+          show.height = parsed->second;
+        }
       }
       if (const toml::node* fps = format->get("fps")) {
         std::string text = fps->is_string() ? *fps->value<std::string>()
                            : fps->is_number() ? Number(*fps)
                                               : std::string();
-        if (text.empty()) return At(*fps, "format.fps", "give a rate such as 25, 29.97 or \"30000/1001\"");
-        auto rate = ParseFrameRate(text);
-        if (!rate.ok()) return At(*fps, "format.fps", rate.status().message());
-        show.fps = *rate;
+        auto rate = text.empty() ? Result<Rational>(InvalidArgumentError(
+                                       "give a rate such as 25, 29.97 or \"30000/1001\""))
+                                 : ParseFrameRate(text);
+        if (!rate.ok()) {
+          Note(At(*fps, "format.fps", rate.status().message()));
+        } else {
+          show.fps = *rate;
+        }
       }
-      if (auto background = String(*format, "format", "background")) {
-        PR_RETURN_IF_ERROR(background->status());
+      if (auto background = String(*format, "format", "background"); background && Got(*background)) {
         auto colour = ParseColour(**background);
         if (!colour) {
-          return At(*format->get("background"), "format.background",
-                    "write a colour as \"#rrggbb\" or \"#rrggbbaa\"");
+          Note(At(*format->get("background"), "format.background",
+                  "write a colour as \"#rrggbb\" or \"#rrggbbaa\""));
+        } else {
+          show.background = *colour;
         }
-        show.background = *colour;
       }
     }
-    const toml::node* sources = root.get("sources");
-    if (sources == nullptr || !sources->is_array_of_tables() || sources->as_array()->empty()) {
-      return Plain("the show has no [[sources]]: add at least one, with an id and a url");
+    if (show.width < 16 || show.height < 16 || show.width > 7680 || show.height > 4320 ||
+        show.width % 2 != 0 || show.height % 2 != 0) {
+      // ParseSize took it, the engine would not: said once, here.
+      if (Status valid = live::ValidateShow(show); !valid.ok()) Note(Plain(std::string(valid.message())));
     }
+
+    const toml::array* sources = ArrayOfTables(root, "sources", "[[sources]]: at least one, with an id and a url");
     struct Layered {
       int layer;
       bool transparency_given;
       live::SourceSpec spec;
     };
     std::vector<Layered> layered;
-    for (size_t i = 0; i < sources->as_array()->size(); ++i) {
-      const toml::table& t = *sources->as_array()->get(i)->as_table();
+    std::map<int, std::string> layers;       // layer -> sources[i], for doubles.
+    std::map<int, std::string> amcp_layers;  // amcp_layer -> sources[i].
+    std::map<std::string, std::string> source_ids;
+    for (size_t i = 0; sources != nullptr && i < sources->size(); ++i) {
+      const toml::table& t = *sources->get(i)->as_table();
       const std::string where = "sources[" + std::to_string(i) + "]";
-      PR_RETURN_IF_ERROR(Keys(t, where, {"id", "url", "worker", "x", "y", "width", "height",
-                                         "opacity", "visible", "transparent", "layer"}));
+      Note(Keys(t, where, {"id", "url", "worker", "x", "y", "width", "height", "opacity",
+                           "visible", "transparent", "layer", "amcp_layer"}));
       live::SourceSpec s;
-      PR_ASSIGN_OR_RETURN(s.id, Required(t, where, "id"));
-      PR_ASSIGN_OR_RETURN(std::string url, Required(t, where, "url"));
-      Result<std::string> resolved = InputToUrl(Relative(url));
-      if (!resolved.ok()) return At(*t.get("url"), where + ".url", resolved.status().message());
-      s.url = *resolved;
-      PR_ASSIGN_OR_RETURN(s.worker, Int(t, where, "worker", -1, 0, 63));
-      PR_ASSIGN_OR_RETURN(s.x, Int(t, where, "x", 0, -7680, 7680));
-      PR_ASSIGN_OR_RETURN(s.y, Int(t, where, "y", 0, -4320, 4320));
-      PR_ASSIGN_OR_RETURN(s.width, Int(t, where, "width", 0, 16, 7680));
-      PR_ASSIGN_OR_RETURN(s.height, Int(t, where, "height", 0, 16, 4320));
-      PR_ASSIGN_OR_RETURN(s.opacity, Double(t, where, "opacity", 1.0, 0.0, 1.0));
-      PR_ASSIGN_OR_RETURN(s.visible, Bool(t, where, "visible", true));
+      Got(Required(t, where, "id"), s.id);
+      if (!s.id.empty()) {
+        if (!live::IsValidId(s.id)) {
+          Note(At(*t.get("id"), where + ".id",
+                  "'" + s.id + "' is not an id: use 1 to 64 letters, digits, _, - and . (ids go "
+                  "into control URLs and metric labels as they are)"));
+        } else if (auto [it, fresh] = source_ids.emplace(s.id, where); !fresh) {
+          Note(At(*t.get("id"), where + ".id", "'" + s.id + "' is already the id of " + it->second));
+        }
+      }
+      std::string url;
+      if (Got(Required(t, where, "url"), url)) {
+        Result<std::string> resolved = InputToUrl(Relative(url));
+        if (!resolved.ok()) {
+          Note(At(*t.get("url"), where + ".url", resolved.status().message()));
+        } else {
+          s.url = *resolved;
+        }
+      }
+      Got(Int(t, where, "worker", -1, 0, 63), s.worker);
+      Got(Int(t, where, "x", 0, -7680, 7680), s.x);
+      Got(Int(t, where, "y", 0, -4320, 4320), s.y);
+      Got(Int(t, where, "width", 0, 16, 7680), s.width);
+      Got(Int(t, where, "height", 0, 16, 4320), s.height);
+      Got(Double(t, where, "opacity", 1.0, 0.0, 1.0), s.opacity);
+      Got(Bool(t, where, "visible", true), s.visible);
       // Unless told, every layer above the bottom one is a transparent overlay (decided
       // once the layers are in order).
-      PR_ASSIGN_OR_RETURN(s.transparent, Bool(t, where, "transparent", false));
-      PR_ASSIGN_OR_RETURN(int layer, Int(t, where, "layer", static_cast<int>(i), -1000, 1000));
+      Got(Bool(t, where, "transparent", false), s.transparent);
+      const int width = s.width > 0 ? s.width : show.width;
+      const int height = s.height > 0 ? s.height : show.height;
+      if (s.x >= show.width || s.y >= show.height || s.x + width <= 0 || s.y + height <= 0) {
+        const toml::node* at = t.get(t.contains("x") ? "x" : t.contains("y") ? "y" : "id");
+        Note(At(at != nullptr ? *at : static_cast<const toml::node&>(t), where,
+                "at x=" + std::to_string(s.x) + ", y=" + std::to_string(s.y) + " its " +
+                    std::to_string(width) + "x" + std::to_string(height) +
+                    " picture lies wholly outside the " + std::to_string(show.width) + "x" +
+                    std::to_string(show.height) + " program: place some of it on the frame"));
+      }
+      int layer = static_cast<int>(i);
+      if (Got(Int(t, where, "layer", static_cast<int>(i), -1000, 1000), layer) && t.contains("layer")) {
+        if (auto [it, fresh] = layers.emplace(layer, where); !fresh) {
+          Note(At(*t.get("layer"), where + ".layer",
+                  std::to_string(layer) + " is already the layer of " + it->second +
+                      ": each source needs a layer of its own"));
+        }
+      }
+      if (Got(Int(t, where, "amcp_layer", -1, 0, 99'999), s.amcp_layer) && s.amcp_layer >= 0) {
+        if (auto [it, fresh] = amcp_layers.emplace(s.amcp_layer, where); !fresh) {
+          Note(At(*t.get("amcp_layer"), where + ".amcp_layer",
+                  std::to_string(s.amcp_layer) + " already names " + it->second));
+        }
+      }
       layered.push_back({layer, t.contains("transparent"), std::move(s)});
+    }
+    // A layer given to one source may also be another's place in the list.
+    for (size_t i = 0; sources != nullptr && i < sources->size(); ++i) {
+      const toml::table& t = *sources->get(i)->as_table();
+      const int place = static_cast<int>(i);
+      if (t.contains("layer") || layers.count(place) == 0) continue;
+      Note(At(t, "sources[" + std::to_string(i) + "]",
+              "its place in the list makes it layer " + std::to_string(place) + ", which " +
+                  layers[place] + " also has: give it a layer of its own"));
     }
     std::stable_sort(layered.begin(), layered.end(),
                      [](const Layered& a, const Layered& b) { return a.layer < b.layer; });
@@ -127,92 +186,142 @@ class ShowReader {
       show.sources.push_back(std::move(l.spec));
     }
 
-    const toml::node* outputs = root.get("outputs");
-    if (outputs == nullptr || !outputs->is_array_of_tables() || outputs->as_array()->empty()) {
-      return Plain("the show has no [[outputs]]: add at least one, with 'to' a file or URL");
-    }
+    const toml::array* outputs =
+        ArrayOfTables(root, "outputs", "[[outputs]]: at least one, with 'to' a file or URL");
     std::map<std::string, std::string> ports;  // host:port -> who uses it.
-    for (size_t i = 0; i < outputs->as_array()->size(); ++i) {
-      const toml::table& t = *outputs->as_array()->get(i)->as_table();
+    std::map<std::string, std::string> output_ids;
+    for (size_t i = 0; outputs != nullptr && i < outputs->size(); ++i) {
+      const toml::table& t = *outputs->get(i)->as_table();
       const std::string where = "outputs[" + std::to_string(i) + "]";
-      PR_RETURN_IF_ERROR(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames", "alpha"}));
-      PR_ASSIGN_OR_RETURN(std::string to, Required(t, where, "to"));
+      Note(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames", "alpha"}));
+      std::string to;
+      if (!Got(Required(t, where, "to"), to)) continue;
       std::string codec = "h264";
-      if (auto c = String(t, where, "codec")) {
-        PR_RETURN_IF_ERROR(c->status());
-        codec = **c;
-      }
+      if (auto c = String(t, where, "codec"); c && Got(*c)) codec = **c;
       const bool is_url = to.find("://") != std::string::npos;
       Result<live::OutputSpec> out = OutputForDestination(is_url ? to : Relative(to), codec);
-      if (!out.ok()) return At(*t.get("to"), where + ".to", out.status().message());
-      out->id = "output" + std::to_string(i + 1);
-      if (auto id = String(t, where, "id")) {
-        PR_RETURN_IF_ERROR(id->status());
-        out->id = **id;
+      if (!out.ok()) {
+        Note(At(*t.get("to"), where + ".to", out.status().message()));
+        continue;
       }
-      if (auto preset = String(t, where, "preset")) {
-        PR_RETURN_IF_ERROR(preset->status());
+      out->id = "output" + std::to_string(i + 1);
+      if (auto id = String(t, where, "id"); id && Got(*id)) {
+        out->id = **id;
+        if (!live::IsValidId(out->id)) {
+          Note(At(*t.get("id"), where + ".id",
+                  "'" + out->id + "' is not an id: use 1 to 64 letters, digits, _, - and ."));
+        }
+      }
+      if (auto [it, fresh] = output_ids.emplace(out->id, where); !fresh) {
+        Note(At(t.contains("id") ? *t.get("id") : *t.get("to"), where + ".id",
+                "'" + out->id + "' is already the id of " + it->second));
+      }
+      if (auto preset = String(t, where, "preset"); preset && Got(*preset)) {
         static const std::set<std::string> kPresets = {"ultrafast", "superfast", "veryfast", "faster",
                                                        "fast", "medium", "slow", "slower", "veryslow"};
         if (kPresets.count(**preset) == 0) {
-          return At(*t.get("preset"), where + ".preset",
-                    "'" + **preset + "' is not an x264 preset (ultrafast, superfast, veryfast, faster, "
-                    "fast, medium, slow, slower, veryslow)");
+          Note(At(*t.get("preset"), where + ".preset",
+                  "'" + **preset + "' is not an x264 preset (ultrafast, superfast, veryfast, faster, "
+                  "fast, medium, slow, slower, veryslow)"));
+        } else {
+          out->stream.preset = **preset;
         }
-        out->stream.preset = **preset;
       }
-      PR_ASSIGN_OR_RETURN(out->stream.bitrate_kbps, Int(t, where, "bitrate_kbps", 0, 100, 200'000));
-      PR_ASSIGN_OR_RETURN(out->stream.quality, Int(t, where, "quality", 80, 1, 100));
-      PR_ASSIGN_OR_RETURN(out->queue_frames, Int(t, where, "queue_frames", 0, 2, 10'000));
+      Got(Int(t, where, "bitrate_kbps", 0, 100, 200'000), out->stream.bitrate_kbps);
+      Got(Int(t, where, "quality", 80, 1, 100), out->stream.quality);
+      Got(Int(t, where, "queue_frames", 0, 2, 10'000), out->queue_frames);
       if (const toml::node* alpha = t.get("alpha")) {
         Result<live::OutputAlpha> parsed = OutputAlphaOf(*alpha, *out);
-        if (!parsed.ok()) return At(*alpha, where + ".alpha", parsed.status().message());
-        out->alpha = *parsed;
+        if (!parsed.ok()) {
+          Note(At(*alpha, where + ".alpha", parsed.status().message()));
+        } else {
+          out->alpha = *parsed;
+        }
       }
       if (is_url) {
         const std::string port = HostPort(to);
         if (!port.empty() && !ports.emplace(port, where).second) {
-          return At(*t.get("to"), where + ".to", "port " + port + " is already used by " + ports[port]);
+          Note(At(*t.get("to"), where + ".to", "port " + port + " is already used by " + ports[port]));
         }
       }
       show.outputs.push_back(std::move(*out));
     }
 
-    if (const toml::table* clock = root["clock"].as_table()) {
-      PR_RETURN_IF_ERROR(Keys(*clock, "clock", {"late_threshold_us", "stagger", "fifo", "cpu"}));
-      PR_ASSIGN_OR_RETURN(double late, Double(*clock, "clock", "late_threshold_us", 500, 1, 1e6));
-      show.clock.late_threshold = std::chrono::nanoseconds(static_cast<int64_t>(late * 1000));
-      PR_ASSIGN_OR_RETURN(show.clock.stagger, Bool(*clock, "clock", "stagger", true));
-      if (clock->contains("fifo")) {
-        PR_ASSIGN_OR_RETURN(int fifo, Int(*clock, "clock", "fifo", 0, 1, 99));
+    if (const toml::table* clock = Table(root, "clock")) {
+      Note(Keys(*clock, "clock", {"late_threshold_us", "stagger", "fifo", "cpu"}));
+      double late = 500;
+      if (Got(Double(*clock, "clock", "late_threshold_us", 500, 1, 1e6), late)) {
+        show.clock.late_threshold = std::chrono::nanoseconds(static_cast<int64_t>(late * 1000));
+      }
+      Got(Bool(*clock, "clock", "stagger", true), show.clock.stagger);
+      int fifo = 0;
+      if (clock->contains("fifo") && Got(Int(*clock, "clock", "fifo", 0, 1, 99), fifo)) {
         show.clock.fifo_priority = fifo;
       }
-      if (clock->contains("cpu")) {
-        PR_ASSIGN_OR_RETURN(int cpu, Int(*clock, "clock", "cpu", 0, 0, 1023));
+      int cpu = 0;
+      if (clock->contains("cpu") && Got(Int(*clock, "clock", "cpu", 0, 0, 1023), cpu)) {
         show.clock.cpu = cpu;
       }
     }
-    if (const toml::table* control = root["control"].as_table()) {
-      PR_RETURN_IF_ERROR(Keys(*control, "control", {"listen", "token"}));
-      if (auto listen = String(*control, "control", "listen")) {
-        PR_RETURN_IF_ERROR(listen->status());
+    if (const toml::table* control = Table(root, "control")) {
+      Note(Keys(*control, "control", {"listen", "token"}));
+      if (auto listen = String(*control, "control", "listen"); listen && Got(*listen)) {
         show.control.listen = **listen;
         const std::string port = HostPort("http://" + show.control.listen);
         if (ports.count(port) != 0) {
-          return At(*control->get("listen"), "control.listen",
-                    "port " + port + " is already used by " + ports[port]);
+          Note(At(*control->get("listen"), "control.listen",
+                  "port " + port + " is already used by " + ports[port]));
         }
+        if (!port.ends_with(":0")) ports.emplace(port, "control.listen");  // 0: any free port.
       }
-      if (auto token = String(*control, "control", "token")) {
-        PR_RETURN_IF_ERROR(token->status());
+      if (auto token = String(*control, "control", "token"); token && Got(*token)) {
         show.control.token = **token;
       }
     }
-    if (auto as_run = String(root, "", "as_run")) {
-      PR_RETURN_IF_ERROR(as_run->status());
+    // AMCP's token is the control token unless the show gives its own (even "": none).
+    show.amcp.token = show.control.token;
+    if (const toml::table* amcp = Table(root, "amcp")) {
+      Note(Keys(*amcp, "amcp", {"listen", "token", "channel", "templates"}));
+      if (auto listen = String(*amcp, "amcp", "listen"); listen && Got(*listen)) {
+        show.amcp.listen = **listen;
+        const std::string port = HostPort("http://" + show.amcp.listen);
+        if (!port.ends_with(":0") && ports.count(port) != 0) {
+          Note(At(*amcp->get("listen"), "amcp.listen",
+                  "port " + port + " is already used by " + ports[port]));
+        }
+      }
+      if (auto token = String(*amcp, "amcp", "token"); token && Got(*token)) {
+        show.amcp.token = **token;
+      }
+      Got(Int(*amcp, "amcp", "channel", 1, 1, 999), show.amcp.channel);
+      if (auto templates = String(*amcp, "amcp", "templates"); templates && Got(*templates)) {
+        show.amcp.templates = Relative(**templates);
+        std::error_code ec;
+        if (!fs::is_directory(show.amcp.templates, ec)) {
+          Note(At(*amcp->get("templates"), "amcp.templates",
+                  "'" + show.amcp.templates + "' is not a folder"));
+        }
+      } else if (!amcp->contains("templates")) {
+        show.amcp.templates = folder_.empty() ? "." : folder_.string();
+      }
+      if (!show.amcp.listen.empty() && amcp_layers.empty()) {
+        Note(At(*amcp, "amcp",
+                "no source has an amcp_layer, so AMCP could drive nothing: give the sources "
+                "a controller drives amcp_layer = N (the layer of CG 1-N)"));
+      }
+    }
+    if (auto as_run = String(root, "", "as_run"); as_run && Got(*as_run)) {
       show.as_run_log = Relative(**as_run);
     }
-    if (Status valid = live::ValidateShow(show); !valid.ok()) return Plain(std::string(valid.message()));
+    if (errors_.empty() && !show.sources.empty() && !show.outputs.empty()) {
+      if (Status valid = live::ValidateShow(show); !valid.ok()) Note(Plain(std::string(valid.message())));
+    }
+    if (errors_.size() == 1) return InvalidArgumentError(errors_[0]);
+    if (!errors_.empty()) {
+      std::string all = file_ + " has " + std::to_string(errors_.size()) + " errors:";
+      for (const std::string& e : errors_) all += "\n  " + e;
+      return InvalidArgumentError(all);
+    }
     return show;
   }
 
@@ -225,13 +334,57 @@ class ShowReader {
   }
   Status Plain(const std::string& what) const { return InvalidArgumentError(file_ + ": " + what); }
 
-  Status Keys(const toml::table& t, const std::string& where, std::initializer_list<std::string_view> known) const {
+  // Errors are collected, so a show file's every mistake is reported at once.
+  void Note(const Status& status) {
+    if (!status.ok()) errors_.emplace_back(status.message());
+  }
+  template <typename T>
+  bool Got(const Result<T>& result, T& out) {
+    if (!result.ok()) {
+      Note(result.status());
+      return false;
+    }
+    out = *result;
+    return true;
+  }
+  template <typename T>
+  bool Got(const Result<T>& result) {
+    Note(result.status());
+    return result.ok();
+  }
+
+  // A [name] table, or null when absent; a key of that name that is not a table is an error.
+  const toml::table* Table(const toml::table& t, const char* name) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) return nullptr;
+    if (!node->is_table()) {
+      Note(At(*node, name, std::string("must be a table: write [") + name + "] and its keys below it"));
+      return nullptr;
+    }
+    return node->as_table();
+  }
+  // [[name]] tables; `what` says what the show needs when there are none.
+  const toml::array* ArrayOfTables(const toml::table& t, const char* name, const std::string& what) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) {
+      Note(Plain(std::string("the show has no ") + what));
+      return nullptr;
+    }
+    if (!node->is_array_of_tables() || node->as_array()->empty()) {
+      Note(At(*node, name, "must be " + what + " (each a [[" + name + "]] table)"));
+      return nullptr;
+    }
+    return node->as_array();
+  }
+
+  // Every key of `t` that is not one of `known` is an error (each noted).
+  Status Keys(const toml::table& t, const std::string& where, std::initializer_list<std::string_view> known) {
     for (const auto& [key, node] : t) {
       if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
       std::string list;
       for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
       std::string name = where.empty() ? std::string(key.str()) : where + "." + std::string(key.str());
-      return At(node, name, "unknown key; " + (where.empty() ? std::string("the show has") : where + " has") + ": " + list);
+      Note(At(node, name, "unknown key; " + (where.empty() ? std::string("the show has") : where + " has") + ": " + list));
     }
     return Status::Ok();
   }
@@ -356,6 +509,7 @@ class ShowReader {
 
   const std::string file_;
   fs::path folder_;
+  std::vector<std::string> errors_;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Show files: what a good one gives the engine, and how a bad one is refused (file, line, key).
 #include <filesystem>
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -134,6 +136,123 @@ TEST_F(ShowFileTest, BadShowFilesAreRefusedNamingTheLine) {
   EXPECT_NE(Refusal("this is = = not toml").find("show.toml:1"), std::string::npos);
   EXPECT_NE(Refusal(base + "[[outputs]]\nto = \"y.mp4\"\npreset = \"quick\"\n").find("not an x264 preset"),
             std::string::npos);
+}
+
+// Issue 19: shapes that were taken silently, and a file's every error at once.
+TEST_F(ShowFileTest, WrongShapesAreRefusedAndEveryErrorIsReported) {
+  const std::string outputs = "[[outputs]]\nto = \"x.mp4\"\n";
+  const std::string bug = "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\n";
+  EXPECT_NE(Refusal("format = 5\n" + bug + outputs).find("show.toml:1: format: must be a table"),
+            std::string::npos)
+      << Refusal("format = 5\n" + bug + outputs);
+  EXPECT_NE(Refusal("sources = 5\n" + outputs).find("show.toml:1: sources: must be"), std::string::npos);
+  EXPECT_NE(Refusal("clock = \"fast\"\n" + bug + outputs).find("show.toml:1: clock: must be a table"),
+            std::string::npos);
+  // The same layer twice.
+  const std::string twice = bug + "layer = 2\n[[sources]]\nid = \"two\"\nurl = \"bug.html\"\nlayer = 2\n" + outputs;
+  EXPECT_NE(Refusal(twice).find("show.toml:8: sources[1].layer: 2 is already the layer of sources[0]"),
+            std::string::npos)
+      << Refusal(twice);
+  // A layer that is another source's place in the list.
+  const std::string placed = bug + "[[sources]]\nid = \"two\"\nurl = \"bug.html\"\nlayer = 0\n" + outputs;
+  EXPECT_NE(Refusal(placed).find("sources[0]: its place in the list makes it layer 0"), std::string::npos)
+      << Refusal(placed);
+  // Outside the program.
+  const std::string far = "[format]\nsize = \"1920x1080\"\n" + bug + "x = 5000\n" + outputs;
+  EXPECT_NE(Refusal(far).find("show.toml:6: sources[0]: at x=5000, y=0 its 1920x1080 picture lies wholly "
+                              "outside the 1920x1080 program"),
+            std::string::npos)
+      << Refusal(far);
+  EXPECT_EQ(Refusal("[format]\nsize = \"1920x1080\"\n" + bug + "x = 1900\nwidth = 640\n" + outputs), "");
+  // Ids that cannot go into a URL or a metric label as they are.
+  EXPECT_NE(Refusal("[[sources]]\nid = \"x y/z\"\nurl = \"bug.html\"\n" + outputs)
+                .find("show.toml:2: sources[0].id: 'x y/z' is not an id"),
+            std::string::npos);
+  EXPECT_NE(Refusal(bug + outputs + "id = \"a b\"\n").find("outputs[0].id: 'a b' is not an id"),
+            std::string::npos);
+  EXPECT_NE(Refusal(bug + bug + outputs).find("sources[1].id: 'bug' is already the id of sources[0]"),
+            std::string::npos);
+
+  // Several errors: each, with its line.
+  const std::string many =
+      "format = 5\n"                                      // 1
+      "[[sources]]\nid = \"x y/z\"\nurl = \"bug.html\"\n"  // 2-4
+      "opacity = 7\n"                                     // 5
+      "[[outputs]]\nto = \"x.mp4\"\nquality = 0\n"          // 6-8
+      "[clock]\nlate = 1\n";                              // 9-10
+  const std::string all = Refusal(many);
+  EXPECT_NE(all.find("show.toml has 5 errors:"), std::string::npos) << all;
+  for (const char* each : {"show.toml:1: format: must be a table", "show.toml:3: sources[0].id",
+                           "show.toml:5: sources[0].opacity: 7 is outside 0 to 1",
+                           "show.toml:8: outputs[0].quality: 0 is outside 1 to 100",
+                           "show.toml:10: clock.late: unknown key"}) {
+    EXPECT_NE(all.find(each), std::string::npos) << each << " in\n" << all;
+  }
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 5) << all;
+}
+
+TEST_F(ShowFileTest, AmcpLayersAndTheAmcpTable) {
+  fs::create_directories(dir() / "templates");
+  Result<live::ShowSpec> show = LoadShowFile(Write("show.toml", R"([[sources]]
+id = "bug"
+url = "bug.html"
+amcp_layer = 20
+
+[[outputs]]
+to = "x.mp4"
+
+[control]
+token = "t0k"
+
+[amcp]
+listen = "127.0.0.1:5250"
+channel = 2
+templates = "templates"
+)"));
+  ASSERT_TRUE(show.ok()) << show.status().ToString();
+  EXPECT_EQ(show->sources[0].amcp_layer, 20);
+  EXPECT_EQ(show->amcp.listen, "127.0.0.1:5250");
+  EXPECT_EQ(show->amcp.channel, 2);
+  EXPECT_EQ(show->amcp.token, "t0k");  // The control token, unless amcp.token says otherwise.
+  EXPECT_EQ(show->amcp.templates, (dir() / "templates").string());
+  const std::string bug = "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\n";
+  const std::string outputs = "[[outputs]]\nto = \"x.mp4\"\n";
+  EXPECT_NE(Refusal(bug + outputs + "[amcp]\nlisten = \"127.0.0.1:5250\"\n").find("no source has an amcp_layer"),
+            std::string::npos);
+  const std::string b2 = "[[sources]]\nid = \"b2\"\nurl = \"bug.html\"\n";
+  EXPECT_NE(Refusal(bug + "amcp_layer = 1\n" + b2 + "amcp_layer = 1\n" + outputs)
+                .find("amcp_layer: 1 already names sources[0]"),
+            std::string::npos)
+      << Refusal(bug + "amcp_layer = 1\n" + b2 + "amcp_layer = 1\n" + outputs);
+  EXPECT_NE(Refusal(bug + "amcp_layer = 1\n" + outputs + "[amcp]\nlisten = \"127.0.0.1:5250\"\ntemplates = \"nowhere\"\n")
+                .find("amcp.templates: '"),
+            std::string::npos);
+  Result<live::ShowSpec> open = LoadShowFile(
+      Write("open.toml", bug + "amcp_layer = 1\n" + outputs + "[control]\ntoken = \"t\"\n[amcp]\ntoken = \"\"\n"));
+  ASSERT_TRUE(open.ok()) << open.status().ToString();
+  EXPECT_EQ(open->amcp.token, "");
+}
+
+TEST(LiveDurationTest, ShorterThanAFrameIsRefusedNotUnlimited) {
+  EXPECT_EQ(*TicksForDuration(0, Rational{25, 1}), 0);  // No limit.
+  EXPECT_EQ(*TicksForDuration(2, Rational{25, 1}), 50);
+  EXPECT_EQ(*TicksForDuration(0.04, Rational{25, 1}), 1);
+  EXPECT_EQ(*TicksForDuration(1, Rational{30000, 1001}), 29);
+  for (double bad : {0.001, 0.039, -1.0, 1e300, std::nan("")}) {
+    Result<int64_t> ticks = TicksForDuration(bad, Rational{25, 1});
+    EXPECT_EQ(ticks.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(std::string(TicksForDuration(0.001, Rational{25, 1}).status().message())
+                .find("--duration 0.001 is shorter than one frame at 25 fps; give at least 0.04 s"),
+            std::string::npos)
+      << TicksForDuration(0.001, Rational{25, 1}).status().message();
+  // And the command refuses it before any browser starts.
+  LiveRequest request;
+  request.sources = {"data:text/html,x"};
+  request.outputs = {(fs::temp_directory_path() / "pagereel-duration-test.mp4").string()};
+  request.duration_seconds = 0.001;
+  request.control = "none";
+  EXPECT_EQ(RunLive(request), 2);
 }
 
 TEST(OutputForDestinationTest, StreamUrlsWithABadOrMissingPortAreRefused) {

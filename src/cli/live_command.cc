@@ -30,7 +30,7 @@ void AddLiveCommand(CLI::App& root, Action& run) {
       ->capture_default_str();
   cmd->add_option("--duration", request->duration_seconds,
                   "Seconds on air, then the outputs are finished; default: until SIGTERM or "
-                  "Ctrl-C.");
+                  "Ctrl-C. Shorter than one frame is refused.");
   cmd->add_option("--fifo", request->fifo_priority,
                   "Run the clock thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE).");
   cmd->add_option("--cpu", request->cpu, "Pin the clock thread to this CPU.");
@@ -49,6 +49,11 @@ void AddLiveCommand(CLI::App& root, Action& run) {
                   "docs/live.md); overrides the show file's control.listen. Default "
                   "127.0.0.1:8090 (loopback only); port 0 picks a free one; \"none\" runs "
                   "without it.");
+  cmd->add_option("--amcp", request->amcp,
+                  "HOST:PORT on which to speak AMCP, CasparCG's control protocol, so CasparCG "
+                  "clients and SPX drive the show (CG ADD/PLAY/UPDATE/STOP..., PLAY/STOP/CLEAR; "
+                  "see docs/live.md); overrides the show file's amcp.listen. With --source, "
+                  "source k is layer k of channel 1. Off by default; \"none\" turns it off.");
   cmd->add_option("--status-every", request->status_every_seconds,
                   "Seconds between status lines on stderr; 0 for none.")
       ->capture_default_str();
@@ -57,7 +62,8 @@ void AddLiveCommand(CLI::App& root, Action& run) {
       "  pagereel live --source examples/lower-third --output program.mp4 --duration 30\n"
       "  pagereel live --source bg.html --source examples/lower-third --size 1920x1080 \\\n"
       "      --fps 50 --output srt://127.0.0.1:9000 --output program.mkv\n"
-      "  pagereel live show.toml\n\n"
+      "  pagereel live examples/show.toml\n"
+      "  pagereel live --source examples/ticker --output program.mp4 --amcp 127.0.0.1:5250\n\n"
       "Output frame n carries timestamp n/fps exactly: one frame per tick, whatever the\n"
       "sources do. A source that has no new picture repeats its last (counted).\n\n"
       "Exit status: 0 the show ended as asked, 1 it failed, 2 bad input.");

@@ -29,6 +29,7 @@
 #include "http/query.h"
 #include "http/session.h"
 #include "http/token.h"
+#include "live/json_parse.h"
 #include "live/operator_page.h"
 
 namespace pagereel::live {
@@ -44,6 +45,7 @@ namespace {
 constexpr size_t kMaxBodyBytes = 1 << 20;  // Commands are small; update() data included.
 constexpr int kProgramPreviewWidth = 640;
 constexpr int kThumbnailWidth = 320;
+constexpr int kSourcePreviewWidth = 640;
 // Status pushes a WebSocket client may have waiting; one that does not read misses the
 // newer ones (never a reply to its own command).
 constexpr size_t kMaxQueuedPushes = 4;
@@ -66,67 +68,6 @@ std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-bool IsNameStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$';
-}
-bool IsNamePart(char c) {
-  return IsNameStart(c) || std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
-
-// "update" or "graphics.lowerThird.play": JavaScript names joined by dots. Stricter than
-// ^[A-Za-z_$][A-Za-z0-9_$.]*$ only in refusing empty parts ("a..b", "a.").
-bool IsFunctionName(std::string_view name) {
-  if (name.empty() || name.size() > 200) return false;
-  bool part_start = true;
-  for (char c : name) {
-    if (c == '.') {
-      if (part_start) return false;
-      part_start = true;
-      continue;
-    }
-    if (part_start ? !IsNameStart(c) : !IsNamePart(c)) return false;
-    part_start = false;
-  }
-  return !part_start;
-}
-
-Result<std::string> CallExpression(std::string_view function, const json& args) {
-  if (!IsFunctionName(function)) {
-    return InvalidArgumentError(
-        "the function name '" + Shown(function) +
-        "' is not a JavaScript name (letters, digits, _ and $, not starting with a digit, parts "
-        "joined by dots), such as update, play, next or stop");
-  }
-  if (!args.is_array()) {
-    return InvalidArgumentError(
-        "args must be a JSON array of the call's arguments, such as "
-        "[{\"name\":\"Ada\"}]; it is " +
-        std::string(args.type_name()));
-  }
-  std::string expression(function);
-  expression += "(";
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (i > 0) expression += ",";
-    // ASCII-only JSON is a JavaScript expression of the same value.
-    expression += args[i].dump(-1, ' ', true, json::error_handler_t::replace);
-  }
-  expression += ")";
-  return expression;
-}
-
-// JSON text parsed, or kInvalidArgument with the parser's own words.
-Result<json> ParseJson(std::string_view text, std::string_view what) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    std::string detail = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> from "parse".
-    if (size_t bracket = detail.find("] "); bracket != std::string::npos)
-      detail.erase(0, bracket + 2);
-    return InvalidArgumentError(std::string(what) + " is not JSON: " + detail);
-  }
 }
 
 // An output's target without what may be secret: a password in the URL, query values
@@ -362,7 +303,7 @@ Result<Command> ParseCommand(CommandKind kind, const std::string& source, const 
       }
       const json args = fields.contains("args") ? fields["args"] : json::array();
       PR_ASSIGN_OR_RETURN(c.expression,
-                          CallExpression(fields["function"].get<std::string>(), args));
+                          TemplateCall(fields["function"].get<std::string>(), Dump(args)));
       break;
     }
     case CommandKind::kNavigate:
@@ -406,35 +347,6 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 }  // namespace
-
-Result<std::string> TemplateCall(std::string_view function, std::string_view args_json) {
-  PR_ASSIGN_OR_RETURN(json args, ParseJson(args_json, "args"));
-  return CallExpression(function, args);
-}
-
-Status CheckSourceUrl(std::string_view url) {
-  const size_t colon = url.find(':');
-  const std::string scheme = Lower(url.substr(0, colon == std::string_view::npos ? 0 : colon));
-  const std::string_view rest = colon == std::string_view::npos ? "" : url.substr(colon + 1);
-  bool ok = false;
-  if (scheme == "http" || scheme == "https") {
-    ok = rest.starts_with("//") && rest.size() > 2 && rest[2] != '/';
-  } else if (scheme == "file") {
-    ok = rest.starts_with("//");
-  } else if (scheme == "data") {
-    ok = !rest.empty();
-  }
-  if (ok) return Status::Ok();
-  if (url.empty()) {
-    return InvalidArgumentError(
-        "the url is empty; give an http://, https://, file:// or data: "
-        "URL (reload takes none)");
-  }
-  return InvalidArgumentError(
-      "a source can be sent to http://, https://, file:// and data: URLs, "
-      "not '" +
-      Shown(url) + "'");
-}
 
 std::string StatusJson(const ShowStatus& status, std::string_view pressure_text) {
   return Dump(StatusObject(status, pressure_text)) + "\n";
@@ -664,6 +576,7 @@ struct ControlServer::Impl {
   };
   CachedJpeg program_jpeg;
   std::map<std::string, CachedJpeg> thumbnails;
+  std::map<std::string, CachedJpeg> previews;
 
   void Accept();
   void SchedulePush();
@@ -1005,7 +918,7 @@ class HttpSession : public http::Session {
       if (server_.source_ids.count(*id) == 0) {
         return Write(Json(Failure(404, "no source is called '" + Shown(*id) + "'")));
       }
-      if (action == "thumbnail.jpg") {
+      if (action == "thumbnail.jpg" || action == "preview.jpg") {
         if (!get) return Write(NotAllowed("GET"));
         std::shared_ptr<const Picture> picture = server_.engine->SourcePicture(*id);
         if (!picture) {
@@ -1013,8 +926,10 @@ class HttpSession : public http::Session {
           r.set(beast::http::field::retry_after, "1");
           return Write(std::move(r));
         }
-        Result<std::string> jpeg = server_.Preview(server_.thumbnails[*id], std::move(picture),
-                                                   kThumbnailWidth, Backdrop::kCheckerboard);
+        const bool thumbnail = action == "thumbnail.jpg";
+        Result<std::string> jpeg = server_.Preview(
+            thumbnail ? server_.thumbnails[*id] : server_.previews[*id], std::move(picture),
+            thumbnail ? kThumbnailWidth : kSourcePreviewWidth, Backdrop::kCheckerboard);
         if (!jpeg.ok()) return Write(Json(Failure(jpeg.status())));
         return Write(Body("image/jpeg", std::move(jpeg).value()));
       }
@@ -1036,11 +951,11 @@ class HttpSession : public http::Session {
       }
       return Write(Json(Failure(404, "no route " + Shown(path) +
                                          "; a source takes POST show, hide, call, navigate, "
-                                         "reload and GET thumbnail.jpg")));
+                                         "reload and GET thumbnail.jpg, preview.jpg")));
     }
     Write(Json(Failure(404, "no route " + Shown(path) +
                                 "; the routes are /, /status, /metrics, /program.jpg, /ws and "
-                                "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg}")));
+                                "/sources/ID/{show,hide,call,navigate,reload,thumbnail.jpg,preview.jpg}")));
   }
 
   ControlServer::Impl& server_;

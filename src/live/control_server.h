@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "live/engine.h"
+#include "live/template_call.h"  // TemplateCall, CheckSourceUrl.
 
 namespace pagereel::live {
 
@@ -73,16 +74,8 @@ class ControlServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// The pieces, pure and safe from any thread (for the server and its tests).
-
-// The expression that calls a page's template function: `function` (a JavaScript name,
-// dotted names allowed: update, play, obj.next) applied to the JSON array `args_json`, each
-// argument written as JSON, never spliced in as text. kInvalidArgument naming the problem
-// for a bad name or arguments that are not a JSON array.
-Result<std::string> TemplateCall(std::string_view function, std::string_view args_json);
-
-// OK for the URLs a source may be sent to (http, https, file, data); else kInvalidArgument.
-Status CheckSourceUrl(std::string_view url);
+// The pieces, pure and safe from any thread (for the server and its tests); and, in
+// template_call.h, the template calls and the URLs a source may be sent to.
 
 // GET /status and GET /metrics for `status`; `pressure_text` is the content of
 // /proc/pressure/cpu, or empty when there is none.

@@ -527,28 +527,48 @@ TEST_F(ControlServerTest, NavigateAndReloadChangeTheSourceInTheProgram) {
 
 // The operator page in a real browser: the program picture loads, there is one set of
 // buttons per source, and its buttons drive the show.
-TEST_F(ControlServerTest, TheOperatorPageWorksInTheBrowser) {
-  browser::LaunchOptions launch;
-  launch.frame_control = browser::FrameControl::kPerTarget;
-  Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch(launch);
-  ASSERT_TRUE(browser.ok()) << browser.status().ToString();
-  Result<std::unique_ptr<browser::BrowserContext>> context =
-      browser::BrowserContext::Create(**browser);
-  ASSERT_TRUE(context.ok()) << context.status().ToString();
-  Result<browser::Target> target = (*context)->CreateTarget({.width = 1280, .height = 800});
-  ASSERT_TRUE(target.ok()) << target.status().ToString();
-  cdp::Client& client = (*browser)->client();
-  const std::string url = server_->Url() + "#token=" + kToken;
-  ASSERT_TRUE(client.Call("Page.navigate", json{{"url", url}}.dump(), target->session_id).ok());
-  const auto evaluate = [&](const std::string& expression) -> json {
-    Result<cdp::Message> reply = client.Call(
+// The operator page opened in a real browser (a headless-shell of its own), read and
+// clicked through DevTools.
+class OperatorPage {
+ public:
+  std::string Open(const std::string& url) {
+    browser::LaunchOptions launch;
+    launch.frame_control = browser::FrameControl::kPerTarget;
+    Result<std::unique_ptr<browser::Browser>> browser = browser::Browser::Launch(launch);
+    if (!browser.ok()) return browser.status().ToString();
+    browser_ = std::move(browser).value();
+    Result<std::unique_ptr<browser::BrowserContext>> context =
+        browser::BrowserContext::Create(*browser_);
+    if (!context.ok()) return context.status().ToString();
+    context_ = std::move(context).value();
+    Result<browser::Target> target = context_->CreateTarget({.width = 1280, .height = 800});
+    if (!target.ok()) return target.status().ToString();
+    session_ = target->session_id;
+    Result<cdp::Message> navigated =
+        browser_->client().Call("Page.navigate", json{{"url", url}}.dump(), session_);
+    return navigated.ok() ? "" : navigated.status().ToString();
+  }
+
+  json Evaluate(const std::string& expression) {
+    Result<cdp::Message> reply = browser_->client().Call(
         "Runtime.evaluate", json{{"expression", expression}, {"returnByValue", true}}.dump(),
-        target->session_id);
+        session_);
     if (!reply.ok()) return nullptr;
     const json parsed = json::parse(reply->json, nullptr, false);
     if (parsed.is_discarded() || !parsed.contains("result")) return nullptr;
     return parsed["result"]["result"].value("value", json(nullptr));
-  };
+  }
+
+ private:
+  std::unique_ptr<browser::Browser> browser_;
+  std::unique_ptr<browser::BrowserContext> context_;
+  std::string session_;
+};
+
+TEST_F(ControlServerTest, TheOperatorPageWorksInTheBrowser) {
+  OperatorPage page;
+  ASSERT_EQ(page.Open(server_->Url() + "#token=" + kToken), "");
+  const auto evaluate = [&](const std::string& expression) { return page.Evaluate(expression); };
   const std::string probe =
       "JSON.stringify({program: document.getElementById('program').naturalWidth,"
       " sources: [...document.querySelectorAll('.source')].map(s => ({id: s.dataset.source,"
@@ -584,6 +604,64 @@ TEST_F(ControlServerTest, TheOperatorPageWorksInTheBrowser) {
       WaitFor([&] { return !Source("lower")["visible"].get<bool>(); }, milliseconds(3'000)));
   evaluate("document.querySelector('.source[data-source=\"lower\"] button.fade-in').click()");
   EXPECT_TRUE(WaitFor([&] { return Source("lower")["opacity"] == 1.0; }, milliseconds(3'000)));
+}
+
+// Issue 19: the operator page sends template data and calls, loads a URL in a source, and
+// previews a source (also one that is off air) larger than its thumbnail.
+TEST_F(ControlServerTest, TheOperatorPageSendsDataLoadsUrlsAndPreviews) {
+  OperatorPage page;
+  ASSERT_EQ(page.Open(server_->Url() + "#token=" + kToken), "");
+  const auto panel = [](const std::string& id, const std::string& selector) {
+    return "document.querySelector('.source[data-source=\"" + id + "\"] " + selector + "')";
+  };
+  ASSERT_TRUE(WaitFor([&] { return page.Evaluate(panel("lower", "textarea.data") + " !== null") == true; },
+                      milliseconds(15'000)));
+  // Template data as CasparCG passes it: text (this template parses JSON text itself).
+  page.Evaluate(panel("lower", "textarea.data") + ".value = '{\"name\": \"Opal\"}'");
+  page.Evaluate(panel("lower", "button.update") + ".click()");
+  EXPECT_TRUE(WaitFor([&] { return ShownName() == "Opal"; }, milliseconds(5'000))) << ShownName();
+  // As a JSON value, and a call with JSON arguments.
+  page.Evaluate(panel("lower", "select.data-mode") + ".value = 'json'");
+  page.Evaluate(panel("lower", "textarea.data") + ".value = '{\"name\": \"Ruby\"}'");
+  page.Evaluate(panel("lower", "button.update") + ".click()");
+  EXPECT_TRUE(WaitFor([&] { return ShownName() == "Ruby"; }, milliseconds(5'000))) << ShownName();
+  page.Evaluate(panel("lower", "input.function") + ".value = 'update'");
+  page.Evaluate(panel("lower", "input.args") + ".value = '[{\"name\": \"Ada\"}]'");
+  page.Evaluate(panel("lower", "button.call") + ".click()");
+  EXPECT_TRUE(WaitFor([&] { return ShownName() == "Ada"; }, milliseconds(5'000))) << ShownName();
+
+  // A URL loaded in a source reaches the program.
+  const auto program_red = [] {
+    const HttpReply reply = GetWithToken("/program.jpg");
+    Result<encode::Image> image =
+        encode::DecodeJpeg(reinterpret_cast<const uint8_t*>(reply.body.data()), reply.body.size());
+    return image.ok() && image->pixel(400, 100)[0] > 150 && image->pixel(400, 100)[2] < 80;
+  };
+  page.Evaluate(panel("background", "input.url") + ".value = " + json(kRedBackground).dump());
+  page.Evaluate(panel("background", "button.navigate") + ".click()");
+  EXPECT_TRUE(WaitFor(program_red, milliseconds(10'000)));
+
+  // The preview: a hidden source, clicked, shows at up to 640 px (here 480: 960 halved).
+  ASSERT_EQ(Post("/sources/lower/hide", "").status, 200);
+  page.Evaluate(panel("lower", "img.thumb") + ".click()");
+  json state;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        state = page.Evaluate(
+            "({width: document.getElementById('preview').naturalWidth,"
+            " label: document.getElementById('previewLabel').textContent,"
+            " message: document.getElementById('message').textContent})");
+        return state.is_object() && state["width"] == 480 &&
+               state["label"].get<std::string>().find("off air") != std::string::npos;
+      },
+      milliseconds(10'000)))
+      << state.dump();
+  EXPECT_EQ(state["message"], "") << state.dump();
+  EXPECT_EQ(GetWithToken("/sources/lower/preview.jpg").content_type, "image/jpeg");
+  EXPECT_EQ(testing::Get(port(), "/sources/lower/preview.jpg").status, 401);
+
+  ASSERT_EQ(Post("/sources/lower/show", "").status, 200);
+  ASSERT_EQ(Post("/sources/background/navigate", json{{"url", kBackground}}.dump()).status, 200);
 }
 
 ControlOptions Listening(const std::string& listen) {

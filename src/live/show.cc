@@ -1,5 +1,6 @@
 #include "live/show.h"
 
+#include <cctype>
 #include <set>
 
 namespace pagereel::live {
@@ -28,6 +29,9 @@ Status ValidateShow(const ShowSpec& show) {
   for (const SourceSpec& s : show.sources) {
     const std::string name = "source '" + s.id + "'";
     if (s.id.empty()) return InvalidArgumentError("a source has no id");
+    if (!IsValidId(s.id)) {
+      return InvalidArgumentError(name + ": an id is 1 to 64 letters, digits, _, - and .");
+    }
     if (!ids.insert(s.id).second) return InvalidArgumentError("two sources are called '" + s.id + "'");
     if (s.url.empty()) return InvalidArgumentError(name + " has no url");
     if (s.width < 0 || s.height < 0 || s.width > 7680 || s.height > 4320) {
@@ -38,6 +42,15 @@ Status ValidateShow(const ShowSpec& show) {
       return InvalidArgumentError(name + ": opacity " + std::to_string(s.opacity) +
                                   " is outside 0 to 1");
     }
+    const int width = s.width > 0 ? s.width : show.width;
+    const int height = s.height > 0 ? s.height : show.height;
+    if (s.x >= show.width || s.y >= show.height || s.x + width <= 0 || s.y + height <= 0) {
+      return InvalidArgumentError(name + ": at x=" + std::to_string(s.x) + ", y=" +
+                                  std::to_string(s.y) + " its " + std::to_string(width) + "x" +
+                                  std::to_string(height) + " picture lies wholly outside the " +
+                                  std::to_string(show.width) + "x" + std::to_string(show.height) +
+                                  " program");
+    }
     if (s.worker < -1 || s.worker > 63) {
       return InvalidArgumentError(name + ": worker " + std::to_string(s.worker) +
                                   " is outside 0 to 63");
@@ -45,12 +58,26 @@ Status ValidateShow(const ShowSpec& show) {
   }
   std::set<std::string> targets;
   for (const OutputSpec& o : show.outputs) {
+    if (!IsValidId(o.id)) {
+      return InvalidArgumentError("output '" + o.id +
+                                  "': an id is 1 to 64 letters, digits, _, - and .");
+    }
     if (o.stream.sink.kind != encode::Sink::Kind::kMemory &&
         !targets.insert(o.stream.sink.target).second) {
       return InvalidArgumentError("two outputs go to " + o.stream.sink.target);
     }
   }
   return Status::Ok();
+}
+
+bool IsValidId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Rational StaggerPhase(int worker) {

@@ -30,6 +30,8 @@ struct SourceSpec {
   // A transparent page background (PNG readback) so lower layers show through; the first
   // layer is usually opaque.
   bool transparent = false;
+  // The layer of the show's AMCP channel that names this source (CG 1-20 ...); -1: none.
+  int amcp_layer = -1;
 };
 
 // What an output carries of the program's transparency. Every alpha that leaves pagereel
@@ -70,6 +72,15 @@ struct ControlSpec {
   std::string token;  // When set, control commands need "Authorization: Bearer TOKEN".
 };
 
+struct AmcpSpec {
+  // HOST:PORT of the AMCP server (CasparCG's protocol, amcp_server.h); empty: none.
+  std::string listen;
+  // When set, AMCP commands that change the show need "LOCK CHANNEL ACQUIRE TOKEN" first.
+  std::string token;
+  int channel = 1;        // The video channel number the show answers to.
+  std::string templates;  // The folder CG ADD finds template names in; empty: URLs only.
+};
+
 struct ShowSpec {
   int width = 1280;
   int height = 720;
@@ -79,14 +90,20 @@ struct ShowSpec {
   std::vector<OutputSpec> outputs;
   ClockSpec clock;
   ControlSpec control;
+  AmcpSpec amcp;
   std::string as_run_log;  // A file the as-run log is appended to; empty: none.
   // How long a source may take to load before the show starts without it.
   std::chrono::milliseconds source_timeout{15'000};
 };
 
-// Checks what the engine relies on: sizes, rate, unique ids, placements, worker numbers.
-// Errors name the source or output and the setting.
+// Checks what the engine relies on: sizes, rate, unique ids, placements (each source at
+// least partly on the program), worker numbers. Errors name the source or output and the
+// setting.
 Status ValidateShow(const ShowSpec& show);
+
+// Whether `id` may name a source or an output: 1 to 64 letters, digits, '_', '-' and '.'
+// (ids go into URL paths, metric labels and log lines as they are).
+bool IsValidId(const std::string& id);
 
 // The phase at which worker `worker` begins its frames, as a fraction of the period:
 // `worker` with its binary digits reversed after the point (0, 1/2, 1/4, 3/4, 1/8, 5/8 ...),

@@ -36,6 +36,8 @@ expect_usage bad-scheme "sends to udp://" --source "$work/page.html" --output "h
 expect_usage no-folder "does not exist" --source "$work/page.html" --output "$work/none/a.mp4"
 expect_usage both "either the file or" "$work/show.toml" --source "$work/page.html"
 expect_usage no-show-file "cannot read show file" "$work/missing.toml"
+expect_usage short-duration "shorter than one frame at 25 fps" --source "$work/page.html" \
+  --output "$work/a.mp4" --duration 0.001 --control none
 # A server nobody runs: refused at start, naming the source (nothing listens on a port the
 # kernel just gave back).
 free_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -96,10 +98,13 @@ fps = 25
 [[sources]]
 id = "page"
 url = "page.html"
+amcp_layer = 10
 [[outputs]]
 id = "recording"
 to = "program.mp4"
 [control]
+listen = "127.0.0.1:0"
+[amcp]
 listen = "127.0.0.1:0"
 TOML
 "$bin" live "$work/show.toml" --status-every 1 >"$work/out" 2>"$work/err" &
@@ -109,6 +114,27 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 grep -q "on air" "$work/err" || fail "show did not go on air: $(cat "$work/err")"
+# A CasparCG controller on the AMCP port the show prints.
+amcp_port=$(sed -n 's/.*AMCP (CasparCG) on 127\.0\.0\.1:\([0-9]*\): 1-10 page.*/\1/p' "$work/err")
+if [ -z "$amcp_port" ]; then
+  fail "no AMCP address printed: $(cat "$work/err")"
+else
+  replies=$(python3 - "$amcp_port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+s.sendall(b"VERSION\r\nSTOP 1-10\r\nPLAY 1-10\r\n")
+data = b""
+while data.count(b"\r\n") < 4:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.decode().replace("\r\n", "|"))
+PY
+)
+  [ "$replies" = "201 VERSION OK|2.3.0 pagereel|202 STOP OK|202 PLAY OK|" ] ||
+    fail "AMCP replies: '$replies'"
+fi
 sleep 3
 kill -TERM "$pid"
 wait "$pid"
