@@ -116,8 +116,18 @@ EOF
 
 alive() { kill -0 "$svc_pid" 2>/dev/null && curl -sf -o /dev/null -m 10 "$svc_ready"; }
 
+closed_loop() {  # SERVICE TEST CONCS: the current request, DURATION s at each concurrency
+  local c tag
+  for c in $3; do
+    tag="$1-$2-c$c"
+    log "$tag: $duration s"
+    hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
+    record "$($py hey-stats "$out/$tag.csv")" service="$1" test="$2" conc="$c"
+  done
+}
+
 run_service() {
-  local name=$1 tag
+  local name=$1
   log "$name: starting"
   start_service "$name" || return 0
   request png static.html
@@ -125,32 +135,17 @@ run_service() {
 
   if has_step posted; then
     request posted
-    for c in $concs; do
-      tag="$name-png-posted-c$c"
-      log "$tag: $duration s"
-      hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-      record "$($py hey-stats "$out/$tag.csv")" service="$name" test=png-posted conc="$c"
-    done
+    closed_loop "$name" png-posted "$concs"
   fi
   if has_step load; then
     for page in static chart; do
       request png "$page.html"
-      for c in $concs; do
-        tag="$name-png-$page-c$c"
-        log "$tag: $duration s"
-        hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-        record "$($py hey-stats "$out/$tag.csv")" service="$name" test="png-$page" conc="$c"
-      done
+      closed_loop "$name" "png-$page" "$concs"
     done
   fi
   if has_step pdf; then
     request pdf doc.html
-    for c in $pdf_concs; do
-      tag="$name-pdf-doc-c$c"
-      log "$tag: $duration s"
-      hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-      record "$($py hey-stats "$out/$tag.csv")" service="$name" test=pdf-doc conc="$c"
-    done
+    closed_loop "$name" pdf-doc "$pdf_concs"
   fi
   if { has_step overload || has_step soak; } && ! alive; then
     log "$name is not alive or not ready after the load steps: overload and soak skipped"
