@@ -228,8 +228,8 @@ Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view pa
   // calls waiting when it comes.
   PR_RETURN_IF_ERROR(session_->Check());
   // Every call is held to what is left of the capture's whole timeout.
-  Result<cdp::Message> reply = session_->Call(
-      method, params, std::max(milliseconds(1), options_.timeout - Since(start_)));
+  Result<cdp::Message> reply =
+      session_->Call(method, params, std::max(milliseconds(1), options_.timeout - Since(start_)));
   if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
     return TimedOut("an answer to " + std::string(method));
   }
@@ -369,12 +369,13 @@ Status Snapshot::Load() {
     // document.open() and write() do: no navigation, so no second renderer process, and no
     // URL, whose length Chromium limits to 2 MiB (issue 20). The empty document keeps its
     // window through document.open(), with pagereel's script put in it here.
-    PR_RETURN_IF_ERROR(Call("Runtime.evaluate", json{{"expression", kSnapshotScript}}.dump()).status());
+    PR_RETURN_IF_ERROR(
+        Call("Runtime.evaluate", json{{"expression", kSnapshotScript}}.dump()).status());
     PR_ASSIGN_OR_RETURN(
         cdp::Message written,
         Call("Runtime.evaluate",
-             json{{"expression", "document.open(); document.write(" + cdp::JsonQuote(options_.html) +
-                                     "); document.close(); 0"}}
+             json{{"expression", "document.open(); document.write(" +
+                                     cdp::JsonQuote(options_.html) + "); document.close(); 0"}}
                  .dump()));
     if (cdp::Has(written, {"result", "exceptionDetails"})) {
       return FailedPreconditionError(PageName() + " could not be written into the page");
@@ -394,8 +395,8 @@ Status Snapshot::Load() {
           failed = FailedPreconditionError(PageName() + " answered HTTP " +
                                            std::to_string(shared_->http_status));
         } else if (!shared_->network_error.empty()) {
-          failed = FailedPreconditionError(PageName() + " could not be loaded: " +
-                                           shared_->network_error);
+          failed = FailedPreconditionError(PageName() +
+                                           " could not be loaded: " + shared_->network_error);
         }
         return !failed.ok() || shared_->loaded;
       },
@@ -448,13 +449,12 @@ Status Snapshot::WaitSettled(Clock::time_point deadline) {
     // has ended; DevTools tells of them in order with the page's answers.
     PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, milliseconds(0)));
     if (!cap) cap = Clock::now() + kSettleCap;
-    const milliseconds left = std::max(
-        milliseconds(0), std::chrono::duration_cast<milliseconds>(*cap - Clock::now()));
-    PR_RETURN_IF_ERROR(AskPage("window.__pagereelSnapshot.waitForSettled(" +
-                                   std::to_string(kSettleQuiet.count()) + ", " +
-                                   std::to_string(left.count()) +
-                                   ").then((r) => window.__pagereelSignal('settle:' + r))",
-                               deadline, "the page to settle"));
+    const milliseconds left =
+        std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(*cap - Clock::now()));
+    PR_RETURN_IF_ERROR(AskPage(
+        "window.__pagereelSnapshot.waitForSettled(" + std::to_string(kSettleQuiet.count()) + ", " +
+            std::to_string(left.count()) + ").then((r) => window.__pagereelSignal('settle:' + r))",
+        deadline, "the page to settle"));
     MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
     // Settled with nothing in flight, or out of time: done. A request that began while the
@@ -484,7 +484,8 @@ Status Snapshot::Wait() {
     case WaitMode::kLoad:
       return finish("load");
     case WaitMode::kFixed:
-      PR_RETURN_IF_ERROR(SleepUntil(Clock::now() + options_.fixed_wait, deadline, "the end of the fixed wait"));
+      PR_RETURN_IF_ERROR(
+          SleepUntil(Clock::now() + options_.fixed_wait, deadline, "the end of the fixed wait"));
       return finish("fixed");
     case WaitMode::kNetworkIdle:
       PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, kNetworkIdle));

@@ -162,13 +162,11 @@ class Snapshot {
   Status AskPage(const std::string& expression, std::chrono::steady_clock::time_point deadline,
                  const std::string& waiting_for);
   Status SleepUntil(std::chrono::steady_clock::time_point until,
-                    std::chrono::steady_clock::time_point deadline,
-                    const std::string& waiting_for);
+                    std::chrono::steady_clock::time_point deadline, const std::string& waiting_for);
   // Waits until `done` (called with shared_->mu held) or, unless `signals` says otherwise,
   // the page signalled; fails as TimedOut(waiting_for) at `deadline`.
-  Status WaitFor(const std::function<bool()>& done,
-                 std::chrono::steady_clock::time_point deadline, const std::string& waiting_for,
-                 PageSignals signals = PageSignals::kEndTheWait);
+  Status WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
+                 const std::string& waiting_for, PageSignals signals = PageSignals::kEndTheWait);
   // kDeadlineExceeded in the page's terms: its main thread was busy (it answers no call),
   // or the requests still in flight, or `waiting_for` and the work the page still had.
   Status TimedOut(const std::string& waiting_for);

@@ -182,31 +182,34 @@ TEST_F(SnapshotTest, TheDefaultWaitWaitsForWhatThePageAskedForAndNoLonger) {
 
   // Work that chains: a timer, then an animation frame, then an XHR of a data: URL, then a
   // fetch() whose body is read, then the change.
-  auto chained = Snapshot::Open(*browser_, Html(
-      "<body style='margin:0;background:#00f'><script>"
-      "setTimeout(() => requestAnimationFrame(() => {"
-      "  const x = new XMLHttpRequest(); x.open('GET', 'data:text/plain,1');"
-      "  x.onload = () => fetch('data:text/plain,2').then((r) => r.text()).then((t) => {"
-      "    if (t === '2') document.body.style.background = '#f00'; });"
-      "  x.send(); }), 100);</script>"));
+  auto chained = Snapshot::Open(
+      *browser_,
+      Html("<body style='margin:0;background:#00f'><script>"
+           "setTimeout(() => requestAnimationFrame(() => {"
+           "  const x = new XMLHttpRequest(); x.open('GET', 'data:text/plain,1');"
+           "  x.onload = () => fetch('data:text/plain,2').then((r) => r.text()).then((t) => {"
+           "    if (t === '2') document.body.style.background = '#f00'; });"
+           "  x.send(); }), 100);</script>"));
   ASSERT_TRUE(chained.ok()) << chained.status().ToString();
   EXPECT_EQ((*chained)->wait_report().ended_by, "settled");
   EXPECT_TRUE(RedAtTheCorner(**chained)) << "captured before the page's work was done";
 
   // A worker's work is not seen from the page: its answer, 300 ms on, is waited for as long
   // as the old wait did.
-  auto worker = Snapshot::Open(*browser_, Html(
-      "<body style='margin:0;background:#00f'><script>"
-      "const w = new Worker(URL.createObjectURL(new Blob(["
-      "  'setTimeout(() => postMessage(1), 300);'], {type: 'text/javascript'})));"
-      "w.onmessage = () => { document.body.style.background = '#f00'; };</script>"));
+  auto worker = Snapshot::Open(
+      *browser_,
+      Html("<body style='margin:0;background:#00f'><script>"
+           "const w = new Worker(URL.createObjectURL(new Blob(["
+           "  'setTimeout(() => postMessage(1), 300);'], {type: 'text/javascript'})));"
+           "w.onmessage = () => { document.body.style.background = '#f00'; };</script>"));
   ASSERT_TRUE(worker.ok()) << worker.status().ToString();
   EXPECT_EQ((*worker)->wait_report().ended_by, "settled");
   EXPECT_TRUE(RedAtTheCorner(**worker)) << "captured before the worker answered";
 
   // A timer due after the cap, and an interval, are not waited for.
-  auto later = Snapshot::Open(*browser_, Html(
-      "<p>x</p><script>setTimeout(() => {}, 60000); setInterval(() => {}, 100);</script>"));
+  auto later = Snapshot::Open(
+      *browser_,
+      Html("<p>x</p><script>setTimeout(() => {}, 60000); setInterval(() => {}, 100);</script>"));
   ASSERT_TRUE(later.ok());
   EXPECT_EQ((*later)->wait_report().ended_by, "settled");
 }
@@ -233,7 +236,8 @@ TEST_F(SnapshotTest, StoppingCancelsAndTimeoutsSayWhy) {
   // Issue 20: every timeout blamed "a script that does not end?". This page's main thread
   // was free: the message names what was awaited and what the page still did.
   EXPECT_NE(late.status().message().find("still waiting for the page to stop changing"),
-            std::string::npos) << late.status().ToString();
+            std::string::npos)
+      << late.status().ToString();
   EXPECT_NE(late.status().message().find("an animation frame"), std::string::npos);
   EXPECT_EQ(late.status().message().find("does not end"), std::string::npos);
 

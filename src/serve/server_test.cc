@@ -879,11 +879,10 @@ TEST_F(ServeTest, APostedDocumentUpToTheBodyLimitIsCapturedWhole) {
   StartServer();
   // Green at the top, 1.8 MiB of text in a comment, then what turns it red: the capture
   // shows red only if the whole document was read.
-  std::string html =
-      "<body style='margin:0;background:#0f0'><!--" + std::string(1'800'000, 'y') +
-      "--><script>document.body.style.background = '#f00';</script>";
-  Reply whole = Fetch(port_, http::verb::post, "/v1/screenshot?width=64&height=64", html,
-                      "text/html");
+  std::string html = "<body style='margin:0;background:#0f0'><!--" + std::string(1'800'000, 'y') +
+                     "--><script>document.body.style.background = '#f00';</script>";
+  Reply whole =
+      Fetch(port_, http::verb::post, "/v1/screenshot?width=64&height=64", html, "text/html");
   ASSERT_EQ(whole.status, 200) << whole.body.substr(0, 300);
   Result<encode::Image> image =
       encode::DecodePng(reinterpret_cast<const uint8_t*>(whole.body.data()), whole.body.size());
@@ -893,8 +892,8 @@ TEST_F(ServeTest, APostedDocumentUpToTheBodyLimitIsCapturedWhole) {
   Reply pdf = Fetch(port_, http::verb::post, "/v1/pdf", html, "text/html");
   EXPECT_EQ(pdf.status, 200) << pdf.body.substr(0, 300);
 
-  Reply gif = Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64&frames=2", html,
-                    "text/html");
+  Reply gif =
+      Fetch(port_, http::verb::post, "/v1/gif?width=64&height=64&frames=2", html, "text/html");
   EXPECT_EQ(gif.status, 413) << gif.body;
   EXPECT_NE(gif.body.find("html: the document is 1800"), std::string::npos) << gif.body;
 }
@@ -903,11 +902,12 @@ TEST_F(ServeTest, APostedDocumentUpToTheBodyLimitIsCapturedWhole) {
 // quiet. A finished page is now captured as settled, a page's timer that changes it is
 // waited for, and the answer says why the wait ended.
 TEST_F(ServeTest, TheDefaultWaitEndsWhenThePageHasSettledAndSaysSo) {
-  pages_.Serve("/late", "<body style='margin:0;background:#00f'><script>setTimeout(() => {"
-                        " document.body.style.background = '#f00'; }, 1200);</script>");
+  pages_.Serve("/late",
+               "<body style='margin:0;background:#00f'><script>setTimeout(() => {"
+               " document.body.style.background = '#f00'; }, 1200);</script>");
   StartServer();
-  Reply finished =
-      Fetch(port_, http::verb::post, "/v1/screenshot?width=64&height=64", "<p>done</p>", "text/html");
+  Reply finished = Fetch(port_, http::verb::post, "/v1/screenshot?width=64&height=64",
+                         "<p>done</p>", "text/html");
   ASSERT_EQ(finished.status, 200) << finished.body;
   EXPECT_EQ(finished.wait, "settled");
   EXPECT_EQ(Logs().back().value("wait", ""), "settled");
@@ -921,8 +921,8 @@ TEST_F(ServeTest, TheDefaultWaitEndsWhenThePageHasSettledAndSaysSo) {
   ASSERT_TRUE(image.ok());
   EXPECT_GT(image->pixel(32, 32)[0], 240) << "captured before the page's timer ran";
 
-  Reply loaded = Get(port_, "/v1/screenshot?wait=load&width=64&height=64&url=" +
-                                Encode(pages_.Url("/late")));
+  Reply loaded =
+      Get(port_, "/v1/screenshot?wait=load&width=64&height=64&url=" + Encode(pages_.Url("/late")));
   EXPECT_EQ(loaded.wait, "load");
 }
 
@@ -939,7 +939,8 @@ TEST_F(ServeTest, ATimeoutNamesWhatWasAwaitedAndBlamesAScriptOnlyWhenOneRan) {
   ASSERT_EQ(::listen(silent, 8), 0);
   socklen_t length = sizeof address;
   ::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string silent_url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
+  const std::string silent_url =
+      "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/";
   pages_.Serve("/busy", "<p>busy</p><script>onload = () => { for (;;) {} };</script>");
   allow_ = {silent_url.substr(0, silent_url.size() - 1)};
   StartServer();
