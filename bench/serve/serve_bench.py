@@ -6,6 +6,9 @@
                  [--header 'K: V']... [--timeout S]  open-loop load: requests start at a
                                                 fixed rate whatever the answers; JSON figures
   serve_bench.py mem PID                        RSS of PID, RSS and PSS of its descendants
+  serve_bench.py posted-page PAGES_DIR BASE_URL  the dashboard (static.html) as one document
+                                                to POST: its stylesheet inlined, its image
+                                                from BASE_URL
   serve_bench.py table RESULTS.jsonl            the Markdown tables for bench/RESULTS.md
 
 Latencies are in milliseconds; percentiles are of the 200 answers only (nearest rank).
@@ -157,6 +160,17 @@ def growth(first, last):
     return f'{(last - first) / first:+.0%}' if first else '-'
 
 
+def posted_page(pages_dir, base_url):
+    """static.html as a client would post it: the stylesheet in a <style> element (a posted
+    document has no base URL for a relative link), the image by its absolute URL."""
+    html = open(os.path.join(pages_dir, 'static.html')).read()
+    css = open(os.path.join(pages_dir, 'static.css')).read()
+    link = '<link rel="stylesheet" href="static.css">'
+    assert link in html and 'src="img/' in html
+    html = html.replace(link, '<style>\n' + css + '</style>')
+    return html.replace('src="img/', f'src="{base_url.rstrip("/")}/img/')
+
+
 def table(path):
     results = [json.loads(line) for line in open(path) if line.strip()]
     services = []
@@ -169,7 +183,9 @@ def table(path):
     def ms(v):
         return '-' if v is None else f'{v:.0f}'
 
-    load = [r for r in results if r['test'] in ('png-static', 'png-chart', 'pdf-doc')]
+    load = [r for r in results if r['test'] in ('png-posted', 'png-static', 'png-chart', 'pdf-doc')]
+    # Ratios are against the Node service: `node`, else the first `node-cN` of the run.
+    base = 'node' if 'node' in services else next((s for s in services if s.startswith('node-')), None)
     keys = []
     for r in load:
         if (r['test'], r['conc']) not in keys:
@@ -178,8 +194,8 @@ def table(path):
         head = ['capture', 'concurrency']
         for s in services:
             head += [f'{s} captures/s', f'{s} p50 / p99 ms']
-            if s != 'node' and 'node' in services:
-                head.append(f'{s} / node')
+            if base and s != base:
+                head.append(f'{s} / {base}')
         out.append('| ' + ' | '.join(head) + ' |')
         out.append('|' + '---|' * len(head))
         for test, conc in keys:
@@ -188,13 +204,13 @@ def table(path):
             for s in services:
                 r = by.get(s)
                 if not r:
-                    row += ['-', '-'] + (['-'] if s != 'node' and 'node' in services else [])
+                    row += ['-', '-'] + (['-'] if base and s != base else [])
                     continue
                 bad = {c: n for c, n in r['codes'].items() if c != '200'}
                 rate = f"{r['ok_per_s']:.2f}" + (f" ({bad} not 200)" if bad else '')
                 row += [rate, f"{ms(r['p50_ms'])} / {ms(r['p99_ms'])}"]
-                if s != 'node' and 'node' in services:
-                    n = by.get('node')
+                if base and s != base:
+                    n = by.get(base)
                     row.append(f"{r['ok_per_s'] / n['ok_per_s']:.2f}x" if n and n['ok_per_s'] else '-')
             out.append('| ' + ' | '.join(row) + ' |')
         out.append('')
@@ -257,6 +273,9 @@ def main():
     p.add_argument('--timeout', type=float, default=120)
     p = sub.add_parser('mem')
     p.add_argument('pid', type=int)
+    p = sub.add_parser('posted-page')
+    p.add_argument('pages_dir')
+    p.add_argument('base_url')
     p = sub.add_parser('table')
     p.add_argument('results')
     args = ap.parse_args()
@@ -266,6 +285,8 @@ def main():
         print(json.dumps(openloop(args)))
     elif args.cmd == 'mem':
         print(json.dumps(mem(args.pid)))
+    elif args.cmd == 'posted-page':
+        sys.stdout.write(posted_page(args.pages_dir, args.base_url))
     elif args.cmd == 'table':
         table(args.results)
 

@@ -3,6 +3,9 @@
 # puppeteer-core service (bench/serve/node-service) and browserless
 # (bench/serve/browserless), one service at a time, in one run, on the same local pages
 # (bench/serve/pages, served on 127.0.0.1:PAGEPORT). For each service:
+#   posted    1280x720 PNG of the dashboard posted as the HTML body (static.html with its
+#             stylesheet inlined; issue 20's speed goal) at each concurrency: pagereel with
+#             its default wait, the Node service with setContent(html, {waitUntil: 'load'});
 #   load      1280x720 PNG of the static page and of the chart page at each concurrency
 #             (hey, closed loop, DURATION s each): captures/s, p50/p99 of the 200s;
 #   pdf       PDF of the 5-page document at each of PDF_CONCS;
@@ -22,7 +25,7 @@
 #   PAGEREEL_PORT=8080 NODE_PORT=8090 BROWSERLESS_PORT=3000 PAGEPORT=8091
 #   CAPACITY=nproc QUEUE=100 QUEUE_WAIT_MS=20000   given to the Node service and browserless
 #                  (pagereel uses its own defaults unless SERVE_CMD says otherwise)
-#   STEPS="load pdf overload soak"  CONCS="1 2 4 8"  DURATION=20  PDF_CONCS="1 2"  WARMUP=10
+#   STEPS="load pdf overload soak" (and posted)  CONCS="1 2 4 8"  DURATION=20  PDF_CONCS="1 2"  WARMUP=10
 #   OVERLOAD_SECONDS=300 OVERLOAD_FACTOR=2 [OVERLOAD_RATE=captures/s, instead of the factor]
 #   SOAK_N=10000 SOAK_EVERY=500 SOAK_CONC=2
 #   OUT_DIR        where raw results, logs and hey CSVs go (default: a new temporary folder,
@@ -63,15 +66,21 @@ fi
 trap stop_all EXIT
 trap 'exit 143' INT TERM
 start_pages
+posted=$out/posted.html
+$py posted-page "$here/pages" "$pages" >"$posted"
 
 # request KIND PAGE: sets req_url, req_method and req_body for one capture by the service
 # just started (svc_kind).
-# KIND png: 1280x720 PNG; pdf: A4 PDF with backgrounds. The Node service and browserless
+# KIND png: 1280x720 PNG; posted: the same of the document in $posted, POSTed as the body
+# (PAGE unused); pdf: A4 PDF with backgrounds. The Node service and browserless
 # both wait for network idle (puppeteer's networkidle0); pagereel uses its default wait.
 request() {
-  local target="$pages/$2"
-  req_method=GET; req_body=""
+  local target="$pages/${2:-}"
+  req_method=GET; req_body=""; req_body_file=""
   case $svc_kind:$1 in
+    pagereel:posted|node:posted)
+      req_url="$svc_base/v1/screenshot?type=png&width=1280&height=720"
+      req_method=POST; req_body_file=$posted ;;
     pagereel:png|node:png)
       req_url="$svc_base/v1/screenshot?url=$target&type=png&width=1280&height=720" ;;
     pagereel:pdf|node:pdf)
@@ -89,7 +98,8 @@ request() {
 hey_run() {
   local csv=$1; shift
   local extra=()
-  if [ "$req_method" = POST ]; then extra=(-m POST -T application/json -d "$req_body"); fi
+  if [ -n "$req_body_file" ]; then extra=(-m POST -T text/html -D "$req_body_file")
+  elif [ "$req_method" = POST ]; then extra=(-m POST -T application/json -d "$req_body"); fi
   hey "$@" -t 120 -o csv "${extra[@]}" "$req_url" >"$csv"
 }
 
@@ -106,32 +116,36 @@ EOF
 
 alive() { kill -0 "$svc_pid" 2>/dev/null && curl -sf -o /dev/null -m 10 "$svc_ready"; }
 
+closed_loop() {  # SERVICE TEST CONCS: the current request, DURATION s at each concurrency
+  local c tag
+  for c in $3; do
+    tag="$1-$2-c$c"
+    log "$tag: $duration s"
+    hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
+    record "$($py hey-stats "$out/$tag.csv")" service="$1" test="$2" conc="$c"
+  done
+}
+
 run_service() {
-  local name=$1 tag
+  local name=$1
   log "$name: starting"
   start_service "$name" || return 0
   request png static.html
   hey_run "$out/$name-warmup.csv" -n "$(( warmup > 2 ? warmup : 2 ))" -c 2
 
+  if has_step posted; then
+    request posted
+    closed_loop "$name" png-posted "$concs"
+  fi
   if has_step load; then
     for page in static chart; do
       request png "$page.html"
-      for c in $concs; do
-        tag="$name-png-$page-c$c"
-        log "$tag: $duration s"
-        hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-        record "$($py hey-stats "$out/$tag.csv")" service="$name" test="png-$page" conc="$c"
-      done
+      closed_loop "$name" "png-$page" "$concs"
     done
   fi
   if has_step pdf; then
     request pdf doc.html
-    for c in $pdf_concs; do
-      tag="$name-pdf-doc-c$c"
-      log "$tag: $duration s"
-      hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-      record "$($py hey-stats "$out/$tag.csv")" service="$name" test=pdf-doc conc="$c"
-    done
+    closed_loop "$name" pdf-doc "$pdf_concs"
   fi
   if { has_step overload || has_step soak; } && ! alive; then
     log "$name is not alive or not ready after the load steps: overload and soak skipped"

@@ -43,6 +43,12 @@ int RunServe(const ServeRequest& request) {
   if (request.max_clip_frames < 1 || request.max_clip_frames > 100000) return Usage("--max-clip-frames must be from 1 to 100000");
   if (request.recycle_after < 0) return Usage("--recycle-after must be 0 (never) or more");
   if (request.browser_memory_mb < 0) return Usage("--browser-memory-mb must be 0 (no limit) or more");
+  // Below 64 MiB no page's renderer would start a capture; above 1 TiB is no limit.
+  if (request.renderer_memory_mb != 0 &&
+      (request.renderer_memory_mb < 64 || request.renderer_memory_mb > (1 << 20))) {
+    return Usage("--renderer-memory-mb must be 0 (no limit) or from 64 to 1048576, not " +
+                 std::to_string(request.renderer_memory_mb));
+  }
   if (!(request.grace_seconds >= 0 && request.grace_seconds <= 3600)) return Usage("--grace must be from 0 to 3600 seconds");
 
   serve::ServeOptions options;
@@ -53,6 +59,7 @@ int RunServe(const ServeRequest& request) {
   options.pool.per_browser = request.per_browser > 0 ? request.per_browser : kDefaultPerBrowser;
   options.pool.recycle_after = request.recycle_after;
   options.pool.rss_limit_bytes = request.browser_memory_mb * (1LL << 20);
+  options.pool.renderer_limit_bytes = request.renderer_memory_mb * (1LL << 20);
   options.pool.launch.binary = request.browser;
   options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
   // Browsers and capture workers below the HTTP thread: under full load the service still

@@ -18,6 +18,7 @@ struct ServeRequest {
   double max_wait_seconds = 20;
   int64_t recycle_after = 1000;
   int64_t browser_memory_mb = 1024;
+  int64_t renderer_memory_mb = 2048;  // A running capture's renderer; 0: no limit.
   double timeout_seconds = 30;
   double max_timeout_seconds = 120;
   int64_t max_body_kb = 2048;

@@ -27,11 +27,19 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// How long the network must stay idle, and then the page unchanged, before a page that
-// does not signal is captured; and how long after network idle it is captured anyway.
+// wait=networkidle and wait=quiet: how long the network must stay idle, and then the page
+// unchanged.
 constexpr milliseconds kNetworkIdle{500};
 constexpr milliseconds kQuiet{200};
-constexpr milliseconds kQuietCap{2'000};
+// The default wait: how long nothing may change on a page with nothing left to do before
+// it is settled (a margin for work the page's script does not show, such as an image
+// decoding or a message from a worker), and how long after its network first went idle it
+// is captured anyway (the old default's 500 ms of network idle and 2 s of quiet at most).
+constexpr milliseconds kSettleQuiet{50};
+constexpr milliseconds kSettleCap{2'500};
+// How long a page whose call timed out has to answer a trivial one before its main thread
+// is taken to be busy.
+constexpr milliseconds kBusyProbe{300};
 // How often a wait looks at the clock and at should_stop.
 constexpr milliseconds kPoll{20};
 // The tallest (and widest) full-page screenshot, in CSS pixels; larger pages are cut there.
@@ -108,6 +116,9 @@ struct Snapshot::Shared {
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   Clock::time_point idle_since GUARDED_BY(mu) = Clock::now();  // When requests emptied.
   std::string signal GUARDED_BY(mu);  // "trigger", "ready", ...
+  // The last answer of the page's script to a wait for it to settle ("settled", "cap:...",
+  // "quiet"), empty while it waits.
+  std::string settle GUARDED_BY(mu);
   // Set before the events are subscribed to; the session outlives its subscriptions.
   PageSession* session = nullptr;
 
@@ -139,6 +150,14 @@ void Snapshot::Shared::OnEvent(const cdp::Event& e) {
       if (frame.ok() && (main_frame_id.empty() || *frame == main_frame_id)) document_request = *id;
     }
     if (type.ok() && (*type == "Media" || *type == "EventSource")) return;
+    // A worker's main script is announced here and finishes on the worker's own session,
+    // which a Snapshot does not attach: its request id is the worker's target id (32 hex
+    // digits, as a navigation's loader id is; other requests are "<process>.<number>").
+    // The page's script counts the worker as work it cannot see the end of.
+    if (type.ok() && *type != "Document" && id->size() == 32 &&
+        id->find_first_not_of("0123456789ABCDEF") == std::string::npos) {
+      return;
+    }
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     requests[*id] = url.ok() ? *url : "?";
   } else if (method == "Network.responseReceived") {
@@ -156,12 +175,20 @@ void Snapshot::Shared::OnEvent(const cdp::Event& e) {
     }
     if (requests.erase(*id) > 0 && requests.empty()) idle_since = Clock::now();
     cv.SignalAll();
+  } else if (method == "Page.documentOpened") {
+    // A posted document is written into the page's first document (Load): a load event
+    // before this one was the empty document's.
+    loaded = false;
   } else if (method == "Page.loadEventFired") {
     loaded = true;
     cv.SignalAll();
   } else if (method == "Runtime.bindingCalled") {
     Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
-    if (payload.ok() && signal.empty()) signal = *payload;
+    if (payload.ok() && payload->starts_with("settle:")) {
+      settle = payload->substr(7);
+    } else if (payload.ok() && signal.empty()) {
+      signal = *payload;
+    }
     cv.SignalAll();
   } else if (method == "Inspector.targetCrashed") {
     cv.SignalAll();
@@ -201,8 +228,61 @@ Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view pa
   // calls waiting when it comes.
   PR_RETURN_IF_ERROR(session_->Check());
   // Every call is held to what is left of the capture's whole timeout.
-  return session_->Call(method, params,
-                        std::max(milliseconds(1), options_.timeout - Since(start_)));
+  Result<cdp::Message> reply =
+      session_->Call(method, params, std::max(milliseconds(1), options_.timeout - Since(start_)));
+  if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
+    return TimedOut("an answer to " + std::string(method));
+  }
+  return reply;
+}
+
+Status Snapshot::TimedOut(const std::string& waiting_for) {
+  // What the page still had in flight; its own document first (until that is answered, the
+  // page has no document of its own, and DevTools holds calls to it).
+  std::string requests;
+  bool document_pending = false;
+  {
+    MutexLock lock(&shared_->mu);
+    auto document = shared_->requests.find(shared_->document_request);
+    if (document != shared_->requests.end()) {
+      document_pending = true;
+      requests = "the answer of its server (" + document->second + ")";
+    }
+    for (const auto& [id, url] : shared_->requests) {
+      if (id == shared_->document_request) continue;
+      if (requests.size() > 300) {
+        requests += ", ...";
+        break;
+      }
+      requests += (requests.empty() ? "" : ", ") + url;
+    }
+  }
+  std::string why;
+  if (document_pending) {
+    why = "still waiting for " + requests;
+  } else {
+    // The page's main thread answers a trivial call at once unless a script holds it;
+    // pagereel's script, when the page has it, says what work the page still had.
+    Result<cdp::Message> probe = session_->Call(
+        "Runtime.evaluate",
+        json{{"expression",
+              "window.__pagereelSnapshot ? window.__pagereelSnapshot.pendingWork(Infinity) : ''"},
+             {"returnByValue", true}}
+            .dump(),
+        kBusyProbe);
+    if (!probe.ok() && probe.status().code() == StatusCode::kDeadlineExceeded) {
+      why = "its main thread was busy running a script all along (a script that does not end?)";
+    } else if (!requests.empty()) {
+      why = "still waiting for " + requests;
+    } else {
+      why = "still waiting for " + waiting_for;
+      Result<std::string> work =
+          probe.ok() ? cdp::GetString(*probe, {"result", "result", "value"}) : std::string();
+      if (work.ok() && !work->empty()) why += " (it still had " + *work + " to do)";
+    }
+  }
+  return DeadlineExceededError(PageName() + " did not finish within " +
+                               std::to_string(options_.timeout.count()) + " ms: " + why);
 }
 
 Status Snapshot::Prepare() {
@@ -259,74 +339,79 @@ Status Snapshot::Prepare() {
   return Status::Ok();
 }
 
-Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline) {
+Status Snapshot::SleepUntil(Clock::time_point until, Clock::time_point deadline,
+                            const std::string& waiting_for) {
+  return WaitFor([until] { return Clock::now() >= until; }, deadline, waiting_for);
+}
+
+Status Snapshot::WaitFor(const std::function<bool()>& done, Clock::time_point deadline,
+                         const std::string& waiting_for, PageSignals signals) {
   for (;;) {
     PR_RETURN_IF_ERROR(session_->Check());
-    Clock::time_point now = Clock::now();
-    MutexLock lock(&shared_->mu);
-    if (!shared_->signal.empty()) return Status::Ok();
-    if (now >= deadline) {
-      return DeadlineExceededError(PageName() + " was not ready within " +
-                                   std::to_string(options_.timeout.count()) + " ms");
+    {
+      MutexLock lock(&shared_->mu);
+      if ((signals == PageSignals::kEndTheWait && !shared_->signal.empty()) || done()) {
+        return Status::Ok();
+      }
+      Clock::time_point now = Clock::now();
+      if (now < deadline) {
+        shared_->cv.WaitUntil(&shared_->mu, std::min(deadline, now + kPoll));
+        continue;
+      }
     }
-    if (now >= until) return Status::Ok();
-    shared_->cv.WaitUntil(&shared_->mu, std::min({until, deadline, now + kPoll}));
+    return TimedOut(waiting_for);
   }
 }
 
 Status Snapshot::Load() {
-  std::string url = options_.html.empty() ? options_.url : HtmlDataUrl(options_.html);
-  PR_ASSIGN_OR_RETURN(cdp::Message navigated, Call("Page.navigate", json{{"url", url}}.dump()));
-  Result<std::string> error = cdp::GetString(navigated, {"result", "errorText"});
-  if (error.ok() && !error->empty()) {
-    return FailedPreconditionError(PageName() + " could not be loaded: " + *error);
+  if (!options_.html.empty()) {
+    // A posted document is written into the target's first (empty) document, as
+    // document.open() and write() do: no navigation, so no second renderer process, and no
+    // URL, whose length Chromium limits to 2 MiB (issue 20). The empty document keeps its
+    // window through document.open(), with pagereel's script put in it here.
+    PR_RETURN_IF_ERROR(
+        Call("Runtime.evaluate", json{{"expression", kSnapshotScript}}.dump()).status());
+    PR_ASSIGN_OR_RETURN(
+        cdp::Message written,
+        Call("Runtime.evaluate",
+             json{{"expression", "document.open(); document.write(" +
+                                     cdp::JsonQuote(options_.html) + "); document.close(); 0"}}
+                 .dump()));
+    if (cdp::Has(written, {"result", "exceptionDetails"})) {
+      return FailedPreconditionError(PageName() + " could not be written into the page");
+    }
+  } else {
+    PR_ASSIGN_OR_RETURN(cdp::Message navigated,
+                        Call("Page.navigate", json{{"url", options_.url}}.dump()));
+    Result<std::string> error = cdp::GetString(navigated, {"result", "errorText"});
+    if (error.ok() && !error->empty()) {
+      return FailedPreconditionError(PageName() + " could not be loaded: " + *error);
+    }
   }
-  Clock::time_point deadline = start_ + options_.timeout;
-  for (;;) {
-    PR_RETURN_IF_ERROR(session_->Check());
-    MutexLock lock(&shared_->mu);
-    if (shared_->http_status >= 400) {
-      return FailedPreconditionError(PageName() + " answered HTTP " +
-                                     std::to_string(shared_->http_status));
-    }
-    if (!shared_->network_error.empty()) {
-      return FailedPreconditionError(PageName() + " could not be loaded: " +
-                                     shared_->network_error);
-    }
-    if (shared_->loaded) break;
-    if (Clock::now() >= deadline) {
-      return DeadlineExceededError(PageName() + " did not finish loading within " +
-                                   std::to_string(options_.timeout.count()) +
-                                   " ms (its load event never fired)");
-    }
-    shared_->cv.WaitFor(&shared_->mu, kPoll);
-  }
+  Status failed;
+  PR_RETURN_IF_ERROR(WaitFor(
+      [&]() REQUIRES(shared_->mu) {
+        if (shared_->http_status >= 400) {
+          failed = FailedPreconditionError(PageName() + " answered HTTP " +
+                                           std::to_string(shared_->http_status));
+        } else if (!shared_->network_error.empty()) {
+          failed = FailedPreconditionError(PageName() +
+                                           " could not be loaded: " + shared_->network_error);
+        }
+        return !failed.ok() || shared_->loaded;
+      },
+      start_ + options_.timeout, "its load event", PageSignals::kIgnored));
+  PR_RETURN_IF_ERROR(failed);
   report_.load = Since(start_);
   return Status::Ok();
 }
 
-Status Snapshot::WaitNetworkIdle(Clock::time_point deadline) {
-  for (;;) {
-    PR_RETURN_IF_ERROR(session_->Check());
-    MutexLock lock(&shared_->mu);
-    if (!shared_->signal.empty()) return Status::Ok();
-    Clock::time_point now = Clock::now();
-    if (shared_->requests.empty() && now - shared_->idle_since >= kNetworkIdle) {
-      return Status::Ok();
-    }
-    if (now >= deadline) {
-      std::string pending;
-      for (const auto& [id, u] : shared_->requests) {
-        if (!pending.empty()) pending += ", ";
-        pending += u;
-        if (pending.size() > 300) break;
-      }
-      return DeadlineExceededError(PageName() + " did not finish within " +
-                                   std::to_string(options_.timeout.count()) +
-                                   " ms: still loading " + pending);
-    }
-    shared_->cv.WaitFor(&shared_->mu, kPoll);
-  }
+Status Snapshot::WaitNetworkIdle(Clock::time_point deadline, milliseconds idle) {
+  return WaitFor(
+      [&]() REQUIRES(shared_->mu) {
+        return shared_->requests.empty() && Clock::now() - shared_->idle_since >= idle;
+      },
+      deadline, "its network to go idle");
 }
 
 Status Snapshot::WaitQuiet(milliseconds cap, Clock::time_point deadline) {
@@ -334,13 +419,53 @@ Status Snapshot::WaitQuiet(milliseconds cap, Clock::time_point deadline) {
   // thread can still notice a trigger, a crash or a client that left meanwhile.
   std::string expression = "window.__pagereelSnapshot.waitForQuiet(" +
                            std::to_string(kQuiet.count()) + ", " + std::to_string(cap.count()) +
-                           ").then((r) => window.__pagereelSignal(r))";
+                           ").then((r) => window.__pagereelSignal('settle:' + r))";
+  return AskPage(expression, deadline, "the page to stop changing");
+}
+
+Status Snapshot::AskPage(const std::string& expression, Clock::time_point deadline,
+                         const std::string& waiting_for) {
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->settle.clear();
+  }
   PR_ASSIGN_OR_RETURN(cdp::Message reply, Call("Runtime.evaluate", json{{"expression", expression}}.dump()));
   if (cdp::Has(reply, {"result", "exceptionDetails"})) {
-    // The page replaced pagereel's script (or a frame-busting document): wait the cap.
-    return SleepUntil(Clock::now() + kQuiet, deadline);
+    // The page replaced pagereel's script (or a frame-busting document): give it the old
+    // default's quiet time, and say so.
+    PR_RETURN_IF_ERROR(SleepUntil(Clock::now() + kQuiet, deadline, waiting_for));
+    MutexLock lock(&shared_->mu);
+    shared_->settle = "quiet";
+    return Status::Ok();
   }
-  return SleepUntil(deadline, deadline);
+  return WaitFor([&]() REQUIRES(shared_->mu) { return !shared_->settle.empty(); }, deadline,
+                 waiting_for);
+}
+
+Status Snapshot::WaitSettled(Clock::time_point deadline) {
+  std::optional<Clock::time_point> cap;
+  for (;;) {
+    // Every request the page's documents made (images, stylesheets, fonts, frames, fetches)
+    // has ended; DevTools tells of them in order with the page's answers.
+    PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, milliseconds(0)));
+    if (!cap) cap = Clock::now() + kSettleCap;
+    const milliseconds left =
+        std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(*cap - Clock::now()));
+    PR_RETURN_IF_ERROR(AskPage(
+        "window.__pagereelSnapshot.waitForSettled(" + std::to_string(kSettleQuiet.count()) + ", " +
+            std::to_string(left.count()) + ").then((r) => window.__pagereelSignal('settle:' + r))",
+        deadline, "the page to settle"));
+    MutexLock lock(&shared_->mu);
+    if (!shared_->signal.empty()) return Status::Ok();
+    // Settled with nothing in flight, or out of time: done. A request that began while the
+    // page's script looked is waited for, and the page asked again.
+    if (shared_->settle != "settled" || shared_->requests.empty() || Clock::now() >= *cap) {
+      report_.ended_by = shared_->settle == "settled" ? "settled" : "cap";
+      if (shared_->settle.starts_with("cap:")) report_.pending = shared_->settle.substr(4);
+      if (shared_->settle == "quiet") report_.ended_by = "quiet";
+      return Status::Ok();
+    }
+  }
 }
 
 Status Snapshot::Wait() {
@@ -359,13 +484,14 @@ Status Snapshot::Wait() {
     case WaitMode::kLoad:
       return finish("load");
     case WaitMode::kFixed:
-      PR_RETURN_IF_ERROR(SleepUntil(Clock::now() + options_.fixed_wait, deadline));
+      PR_RETURN_IF_ERROR(
+          SleepUntil(Clock::now() + options_.fixed_wait, deadline, "the end of the fixed wait"));
       return finish("fixed");
     case WaitMode::kNetworkIdle:
-      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
+      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, kNetworkIdle));
       return finish("networkidle");
     case WaitMode::kQuiet:
-      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
+      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, kNetworkIdle));
       // No cap but the deadline: the script's own cap lies beyond it.
       PR_RETURN_IF_ERROR(WaitQuiet(2 * options_.timeout, deadline));
       return finish("quiet");
@@ -384,23 +510,27 @@ Status Snapshot::Wait() {
                .dump()));
   Result<bool> signals = cdp::GetBool(declared, {"result", "result", "value"});
   if (signals.ok() && *signals) {
-    PR_RETURN_IF_ERROR(SleepUntil(deadline, deadline));
+    PR_RETURN_IF_ERROR(SleepUntil(deadline, deadline, "window.pagereel.ready to settle"));
     MutexLock lock(&shared_->mu);
     if (shared_->signal.rfind("rejected:", 0) == 0) {
       return FailedPreconditionError(PageName() + " rejected window.pagereel.ready: " +
                                      shared_->signal.substr(9));
     }
   } else {
-    PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline));
-    PR_RETURN_IF_ERROR(WaitQuiet(kQuietCap, deadline));
+    PR_RETURN_IF_ERROR(WaitSettled(deadline));
   }
-  return finish("quiet");
+  return finish(report_.ended_by);
 }
 
 Result<std::string> Snapshot::Screenshot(const ScreenshotOptions& options) {
   json params = {{"fromSurface", true}};
   switch (options.type) {
-    case ImageType::kPng: params["format"] = "png"; break;
+    case ImageType::kPng:
+      // Chromium's fast PNG encoder (Up filter, fast zlib): the same pixels in about a third
+      // of the browser's CPU, for 30-55 % more bytes (bench/RESULTS.md, serve speed).
+      params["format"] = "png";
+      params["optimizeForSpeed"] = true;
+      break;
     case ImageType::kJpeg: params["format"] = "jpeg"; params["quality"] = options.quality; break;
     case ImageType::kWebp: params["format"] = "webp"; params["quality"] = options.quality; break;
   }

@@ -5,10 +5,13 @@
 //
 // Waiting (WaitMode::kAuto): a page that signals is captured when it says so: it calls
 // window.triggerCapture(), or sets window.pagereel = { ready: <promise> } and the promise
-// settles. A page that says nothing is captured once its network has been idle (no
-// request in flight) for 500 ms and then nothing on it has changed for 200 ms (no
-// animation frame of its own, no DOM change, no finite CSS or Web Animation running, no
-// font loading), but at most 2 s after the network went idle; wait_report() says which.
+// settles. A page that says nothing is captured once it has settled: no request in flight,
+// nothing left that it asked for (a timer due within the cap, an animation frame, an idle
+// callback, a fetch() or XHR or the reading of its body, a scheduler task), no finite CSS
+// or Web Animation running, no font loading, and no change (DOM, animation frame, a message
+// to a MessagePort) for 50 ms; but at most 2.5 s after its network first went idle after
+// the load event. wait_report() says which ("settled" or "cap") and, at the cap, what was
+// left. A page finished at its load event is captured about 50 ms after it.
 // A dialog (alert, confirm, prompt, beforeunload) is dismissed at once, as a user who
 // closes it would: nobody is there to answer it, and it holds the page until answered.
 //
@@ -79,10 +82,11 @@ struct SnapshotOptions {
   std::shared_ptr<StopHandle> stop;
 };
 
-// How the wait ended, for logs: "trigger", "ready", "quiet", "cap", "load", "networkidle",
-// "fixed"; and how long loading and waiting took.
+// How the wait ended, for logs: "trigger", "ready", "settled", "quiet", "cap", "load",
+// "networkidle", "fixed"; and how long loading and waiting took.
 struct WaitReport {
   std::string ended_by;
+  std::string pending;  // At "cap": what the page still had to do ("2 timers, fonts").
   std::chrono::milliseconds load{0};
   std::chrono::milliseconds wait{0};
 };
@@ -143,13 +147,29 @@ class Snapshot {
   struct Shared;
 
   Snapshot(browser::Browser& browser, const SnapshotOptions& options);
+  // Whether a page's triggerCapture() or settled ready promise ends a wait.
+  enum class PageSignals { kEndTheWait, kIgnored };
+
   Status Prepare();
   Status Load();
   Status Wait();
-  Status WaitNetworkIdle(std::chrono::steady_clock::time_point deadline);
+  Status WaitNetworkIdle(std::chrono::steady_clock::time_point deadline,
+                         std::chrono::milliseconds idle);
   Status WaitQuiet(std::chrono::milliseconds cap, std::chrono::steady_clock::time_point deadline);
+  Status WaitSettled(std::chrono::steady_clock::time_point deadline);
+  // Evaluates `expression`, which answers through the binding with "settle:<answer>", and
+  // waits for the answer.
+  Status AskPage(const std::string& expression, std::chrono::steady_clock::time_point deadline,
+                 const std::string& waiting_for);
   Status SleepUntil(std::chrono::steady_clock::time_point until,
-                    std::chrono::steady_clock::time_point deadline);
+                    std::chrono::steady_clock::time_point deadline, const std::string& waiting_for);
+  // Waits until `done` (called with shared_->mu held) or, unless `signals` says otherwise,
+  // the page signalled; fails as TimedOut(waiting_for) at `deadline`.
+  Status WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
+                 const std::string& waiting_for, PageSignals signals = PageSignals::kEndTheWait);
+  // kDeadlineExceeded in the page's terms: its main thread was busy (it answers no call),
+  // or the requests still in flight, or `waiting_for` and the work the page still had.
+  Status TimedOut(const std::string& waiting_for);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
   std::string PageName() const;
 

@@ -69,6 +69,12 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "(0: no limit).")
       ->envname("PAGEREEL_BROWSER_MEMORY_MB")
       ->capture_default_str();
+  cmd->add_option("--renderer-memory-mb", request->renderer_memory_mb,
+                  "Kill a page's renderer that holds more resident memory than this while its "
+                  "capture runs (checked four times a second); only that capture fails, 502 "
+                  "(0: no limit; else 64 to 1048576).")
+      ->envname("PAGEREEL_RENDERER_MEMORY_MB")
+      ->capture_default_str();
   cmd->add_option("--allow", request->allow,
                   "Open more than public http(s) addresses to the pages: an origin "
                   "(http://127.0.0.1:8081, https://*.corp.example) or a CIDR block "

@@ -109,7 +109,8 @@ void BrowserPool::WatchRenderers() {
                                     ") held " + std::to_string(renderer.rss_bytes >> 20) +
                                     " MiB, more than the " +
                                     std::to_string(options_.renderer_limit_bytes >> 20) +
-                                    " MiB a page may use: it was killed, failing its capture");
+                                    " MiB a page may use (--renderer-memory-mb): it was killed, "
+                                    "failing its capture");
       }
     }
     if (!over.empty()) {

@@ -188,6 +188,9 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
     Answer a;
     a.content_type = request_.content_type;
     a.body = std::move(bytes);
+    // What ended the wait for the page, as the log line says it.
+    if (log.contains("wait"))
+      a.headers.emplace_back("Pagereel-Wait", log["wait"].get<std::string>());
     answer(std::move(a));
   };
   auto fail_naming_refusals = [&](const Status& status) {
@@ -233,13 +236,15 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   log["wait"] = report.ended_by;
   log["load_ms"] = report.load.count();
   log["wait_ms"] = report.wait.count();
+  if (!report.pending.empty()) log["wait_pending"] = report.pending;
   if (report.ended_by == "cap") {
-    services_.log({{"level", "warning"},
-                   {"url", request_.what},
-                   {"message",
-                    "captured 2 s after the network went idle although the page was "
-                    "still changing; a page that calls window.triggerCapture() or "
-                    "sets window.pagereel.ready is captured when it is done"}});
+    services_.log(
+        {{"level", "warning"},
+         {"url", request_.what},
+         {"message", "captured 2.5 s after the network went idle although the page still had " +
+                         (report.pending.empty() ? std::string("changes") : report.pending) +
+                         " going on; a page that calls window.triggerCapture() or sets "
+                         "window.pagereel.ready is captured when it is done"}});
   }
   Clock::time_point shot_start = Clock::now();
   const int max_pages = services_.limits->max_pdf_pages;

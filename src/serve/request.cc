@@ -366,12 +366,14 @@ Status ReadPage(Reader& in, const Limits& limits, std::string_view html_body,
     request.what = page.url;
   } else {
     request.what = "html (" + std::to_string(html.size()) + " bytes)";
-    // A document goes to the browser as a base64 data: URL, and Chromium loads no URL
+    // A GIF or clip loads a document as a base64 data: URL, and Chromium loads no URL
     // longer than 2 MiB (url::kMaxURLChars): a larger one failed with ERR_ABORTED after a
-    // trip to the browser (issue 20).
-    if (html.size() > kMaxHtmlBytes) {
+    // trip to the browser (issue 20). Screenshots and PDFs write the document into the page
+    // instead, up to the body limit.
+    const bool film_route = request.route == Route::kGif || request.route == Route::kClip;
+    if (film_route && html.size() > kMaxHtmlBytes) {
       return ResourceExhaustedError("html: the document is " + std::to_string(html.size()) +
-                                    " bytes; the most the browser "
+                                    " bytes; the most a GIF or clip "
                                     "loads as a posted document is " +
                                     std::to_string(kMaxHtmlBytes) +
                                     " (serve a larger one over http and give its url)");

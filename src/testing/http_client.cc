@@ -38,6 +38,7 @@ HttpReply Fetch(uint16_t port, http::verb method, const std::string& target, std
     reply.status = response.result_int();
     reply.content_type = std::string(response[http::field::content_type]);
     reply.retry_after = std::string(response[http::field::retry_after]);
+    reply.wait = std::string(response["Pagereel-Wait"]);
     reply.body = response.body();
   } catch (const std::exception& e) {
     reply.error = e.what();

@@ -16,6 +16,7 @@ struct HttpReply {
   int status = 0;
   std::string content_type;
   std::string retry_after;
+  std::string wait;  // pagereel serve's Pagereel-Wait: what ended the wait for the page.
   std::string body;
   std::string error;  // A transport failure (refused, reset); status is 0 then.
 };

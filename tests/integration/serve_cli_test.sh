@@ -31,11 +31,14 @@ expect_usage listen-port-range "not HOST:PORT" --listen 127.0.0.1:70000
 expect_usage bad-allow "10.0.0.1/8" --listen 127.0.0.1:0 --allow 10.0.0.1/8
 expect_usage timeout-over-max "--timeout must be" --timeout 500 --max-timeout 100
 expect_usage unknown-flag "--colour" --colour
+expect_usage renderer-memory-low "--renderer-memory-mb must be 0 (no limit) or from 64" --renderer-memory-mb 10
+expect_usage renderer-memory-word "--renderer-memory-mb" --renderer-memory-mb lots
+"$bin" serve --help 2>&1 | grep -qF -- "--renderer-memory-mb" || fail "help: no --renderer-memory-mb"
 PAGEREEL_QUEUE=-3 expect_usage env-queue "--queue must be"
 
 # A real start, configured from the environment, on a port the kernel picks.
 PAGEREEL_LISTEN=127.0.0.1:0 PAGEREEL_BROWSERS=1 PAGEREEL_PER_BROWSER=1 \
-  "$bin" serve >"$work/out" 2>"$work/err" &
+  "$bin" serve --renderer-memory-mb 300 >"$work/out" 2>"$work/err" &
 pid=$!
 port=
 for _ in $(seq 100); do
@@ -51,6 +54,12 @@ else
     --data-binary '<h1>hi</h1>' "http://127.0.0.1:$port/v1/screenshot?width=320&height=200")
   [ "$code" = 200 ] || fail "screenshot: HTTP $code"
   [ "$(head -c 4 "$work/shot.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] || fail "screenshot: not a PNG"
+  # --renderer-memory-mb: a page that grows to 1.2 GB is stopped at 300 MiB (502).
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: text/html' --data-binary \
+    '<script>const held = []; const grow = () => { if (held.length < 20) { held.push(new Uint8Array(60 << 20).fill(1)); setTimeout(grow, 20); } }; grow();</script>' \
+    "http://127.0.0.1:$port/v1/screenshot?wait=3000&width=64&height=64")
+  [ "$code" = 502 ] || fail "renderer memory: HTTP $code, wanted 502"
+  grep -qF "more than the 300 MiB a page may use" "$work/err" || fail "renderer memory: no warning naming 300 MiB"
   code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/screenshot?url=http://127.0.0.1:1/")
   [ "$code" = 403 ] || fail "loopback url: HTTP $code, wanted 403"
   # Issue 20: each of these ended the process (a 64 KiB trailer field; bytes that are not

@@ -16,6 +16,8 @@
 // Routes (the query names are those of `pagereel serve`):
 //   GET /v1/screenshot?url=&type=png|jpeg|webp&quality=&width=&height=&wait=
 //   GET /v1/pdf?url=&format=A4&landscape=true|false&printBackground=true|false&wait=
+//   POST /v1/screenshot?type=&width=&height=  with the HTML document as the body
+//        (Content-Type text/html): page.setContent(html, {waitUntil: 'load'})
 //   GET /healthz, GET /v1/status
 // wait=networkidle (default), load, or a number of milliseconds (after load). The service
 // has no `quiet` strategy and does not honour page readiness signals: a user's first
@@ -163,7 +165,12 @@ function boolParam(q, name, fallback) {
   throw new BadRequest(name, `${name} must be true or false, got '${raw}'`);
 }
 
-function parseCommon(q) {
+function parseCommon(q, html) {
+  if (html !== undefined) {
+    // A posted document is set as the page's content and captured at its load event.
+    if (q.get('url')) throw new BadRequest('url', 'give either url or a posted document');
+    return { html, wait: 'load' };
+  }
   const url = q.get('url');
   if (!url) throw new BadRequest('url', 'url is required');
   let parsed;
@@ -178,8 +185,8 @@ function parseCommon(q) {
   return { url, wait };
 }
 
-function parseScreenshot(q) {
-  const spec = parseCommon(q);
+function parseScreenshot(q, html) {
+  const spec = parseCommon(q, html);
   spec.type = q.get('type') || 'png';
   if (!['png', 'jpeg', 'webp'].includes(spec.type)) {
     throw new BadRequest('type', `type must be png, jpeg or webp, got '${spec.type}'`);
@@ -217,10 +224,14 @@ async function capture(kind, spec, signal) {
     const fixedMs = /^\d+$/.test(spec.wait) ? Number(spec.wait) : null;
     let response;
     try {
-      response = await page.goto(spec.url, {
-        waitUntil: spec.wait === 'networkidle' ? 'networkidle0' : 'load',
-        timeout: config.timeoutMs,
-      });
+      if (spec.html !== undefined) {
+        await page.setContent(spec.html, { waitUntil: 'load', timeout: config.timeoutMs });
+      } else {
+        response = await page.goto(spec.url, {
+          waitUntil: spec.wait === 'networkidle' ? 'networkidle0' : 'load',
+          timeout: config.timeoutMs,
+        });
+      }
     } catch (err) {
       if (err.name === 'TimeoutError') throw Object.assign(err, { status: 504 });
       throw Object.assign(err, { status: signal.aborted ? 499 : 422 });
@@ -251,11 +262,11 @@ function sendJson(res, status, body, headers = {}) {
   res.end(text);
 }
 
-async function handleCapture(kind, q, req, res) {
+async function handleCapture(kind, q, req, res, html) {
   const start = performance.now();
   let spec;
   try {
-    spec = kind === 'screenshot' ? parseScreenshot(q) : parsePdf(q);
+    spec = kind === 'screenshot' ? parseScreenshot(q, html) : parsePdf(q);
   } catch (err) {
     if (err instanceof BadRequest) return sendJson(res, 400, { error: err.message, detail: err.detail });
     throw err;
@@ -294,7 +305,8 @@ async function handleCapture(kind, q, req, res) {
     sendJson(res, status, { error: status === 504 ? 'timeout' : status === 422 ? 'page could not be loaded' : 'capture failed', detail });
   }
   if (config.log) {
-    process.stderr.write(JSON.stringify({ route: kind, url: spec.url, status, wait: spec.wait,
+    process.stderr.write(JSON.stringify({ route: kind,
+      url: spec.html !== undefined ? `html (${Buffer.byteLength(spec.html)} bytes)` : spec.url, status, wait: spec.wait,
       wait_ms: result ? Math.round(result.waitMs) : undefined,
       capture_ms: result ? Math.round(result.captureMs) : undefined,
       total_ms: Math.round(performance.now() - start), bytes: result ? result.bytes.length : 0,
@@ -304,7 +316,22 @@ async function handleCapture(kind, q, req, res) {
 
 const server = http.createServer((req, res) => {
   const u = new URL(req.url, 'http://localhost');
-  if (req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed', detail: 'use GET' });
+  if (req.method === 'POST' && u.pathname === '/v1/screenshot') {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > 8 << 20) { sendJson(res, 413, { error: 'too large', detail: 'at most 8 MiB' }); req.destroy(); }
+      else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      handleCapture('screenshot', u.searchParams, req, res, Buffer.concat(chunks).toString('utf8')).catch((err) => {
+        sendJson(res, 500, { error: 'internal error', detail: String(err && err.message) });
+      });
+    });
+    return;
+  }
+  if (req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed', detail: 'use GET, or POST a document to /v1/screenshot' });
   if (u.pathname === '/healthz') return sendJson(res, 200, { ok: true });
   if (u.pathname === '/v1/status') {
     return sendJson(res, 200, { running, waiting: waiting.length, served, browserRestarts,
