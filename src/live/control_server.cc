@@ -148,6 +148,7 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"drawP99Ms", s.draw_p99_ms},
          {"prepareP50Ms", s.prepare_p50_ms},
          {"leadP50Ms", s.lead_p50_ms},
+         {"leadMs", s.lead_ms},
          {"pageErrors", s.page_errors},
          {"lastError", s.last_error},
          {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)}});

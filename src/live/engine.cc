@@ -211,7 +211,8 @@ struct Tick {
 // One source: its place in the show, its latest-frame slot and its counters.
 struct Source {
   SourceSpec spec;
-  int worker = 0;
+  int worker = 0;           // Its worker's number in the show.
+  size_t worker_index = 0;  // Its worker's place in Engine::Impl::workers_.
   Rational phase;
   FrameSlot slot;
   std::atomic<int64_t> frames{0};
@@ -544,7 +545,10 @@ Status Engine::Impl::Start() {
     w.phase_offset = nanoseconds(TickSchedule(0, show_.fps).PhaseOffsetNs(phase));
     w.lead_ticks = LeadTicks(show_.fps) + (w.phase_offset.count() == 0 ? 0 : 1);
     w.prepare_queue = std::make_unique<BoundedQueue<Drawn>>(2);
-    for (Source* s : w.sources) s->phase = phase;
+    for (Source* s : w.sources) {
+      s->phase = phase;
+      s->worker_index = k;
+    }
     PR_RETURN_IF_ERROR(LaunchWorker(w));
   }
   // Wait for the pages to load, so the show starts with pictures where it can.
@@ -814,7 +818,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
   milliseconds backoff = kFirstBackoff;
   int64_t retry_at_ns = 0;
   const int64_t base_lead_ns = w.lead_ticks * Period().count() - w.phase_offset.count();
-  const int64_t max_lead_ns = kMaxLeadTicks * Period().count();
+  const int64_t max_lead_ns = kMaxLeadTicks * Period().count() - w.phase_offset.count();
   // The tick the next frame is drawn for. Its frame is begun no earlier than the lead before
   // its instant, or as soon as the one before it is done. The lead is twice what a frame
   // has been taking (draw and prepare), rounded up to whole periods (less the phase), so
@@ -1168,6 +1172,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.draw_p99_ms = s->draw_time.Quantile(0.99) / 1000;
     ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
     ss.lead_p50_ms = s->lead_time.Quantile(0.5) / 1000;
+    ss.lead_ms = static_cast<double>(workers_[s->worker_index]->lead_ns.load()) / 1e6;
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
     ss.fps_show = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;

@@ -67,6 +67,7 @@ struct SourceStatus {
   double draw_p99_ms = 0;
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
   double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
+  double lead_ms = 0;         // How long before its tick a frame may be begun now (the plan).
   int64_t page_errors = 0;    // Uncaught exceptions in its page(s) since the show began.
   std::string last_error;
   int64_t last_error_ms = 0;  // Wall clock (Unix ms) of last_error; 0: none.
