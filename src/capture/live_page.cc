@@ -172,7 +172,7 @@ Result<LiveFrame> LivePage::BeginFrame(std::chrono::nanoseconds frame_time,
   last_digest_ = digest;
   animating_ = changed;
   frame.has_damage = changed;
-  if (changed || force_screenshot) frame.screenshot = std::move(encoded);
+  if (changed) frame.screenshot = std::move(encoded);
   return frame;
 }
 
