@@ -428,6 +428,12 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   Result<std::unique_ptr<egress::Proxy>> proxy = egress::Proxy::Start(*policy, nullptr);
   if (!proxy.ok()) return proxy.status().WithContext("starting the egress proxy");
   for (std::string& arg : (*proxy)->BrowserArgs()) options.pool.launch.extra_args.push_back(arg);
+  // No GPU: the "GPU process" only composites and reads back, in software. On a thread of
+  // the browser process, with software compositing said outright, each capture costs the
+  // browser tree about 7 % less CPU for the same pixels (bench/RESULTS.md, "serve speed").
+  // A crash there ends the browser, which the pool replaces as any that dies.
+  options.pool.launch.extra_args.push_back("--in-process-gpu");
+  options.pool.launch.extra_args.push_back("--disable-gpu-compositing");
   // The pool's watch thread logs the renderers it kills; the log exists once Impl does.
   auto log_renderer_killed = std::make_shared<std::function<void(const std::string&)>>();
   options.pool.on_renderer_killed = [log_renderer_killed](const std::string& message) {
