@@ -80,11 +80,20 @@ int64_t LeadTicks(Rational fps) {
 }
 
 // How long a browser call may take before the browser is judged hung (see kHangTimeout).
+// The pressure file is read at most once a second (it is asked before every beginFrame;
+// avg10 moves slowly). Any thread.
 milliseconds HangLimit() {
-  std::ifstream in("/proc/pressure/cpu");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Result<Pressure> pressure = ParsePressure(text);
-  return pressure.ok() && pressure->some.avg10 >= kStarvedPressure ? kStarvedHangTimeout : kHangTimeout;
+  static std::atomic<int64_t> read_at_ns{0};
+  static std::atomic<bool> starved{false};
+  const int64_t now = SystemTickClock().MonotonicNs();
+  int64_t last = read_at_ns.load(std::memory_order_relaxed);
+  if (now - last >= 1'000'000'000 && read_at_ns.compare_exchange_strong(last, now)) {
+    std::ifstream in("/proc/pressure/cpu");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Result<Pressure> pressure = ParsePressure(text);
+    starved = pressure.ok() && pressure->some.avg10 >= kStarvedPressure;
+  }
+  return starved.load() ? kStarvedHangTimeout : kHangTimeout;
 }
 
 int64_t RealtimeMs() {
