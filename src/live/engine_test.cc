@@ -162,11 +162,6 @@ TEST_F(EngineTest, HidingASourceFadesItOut) {
   EXPECT_GT(Pixel(*video, 90, 200, 100)[2], 170);  // The background shows through.
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 TEST_F(EngineTest, FourWorkersBeginTheirFramesAtTheirFourPhases) {
   ShowSpec show;
@@ -201,11 +196,6 @@ TEST_F(EngineTest, FourWorkersBeginTheirFramesAtTheirFourPhases) {
   }
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 TEST_F(EngineTest, ARestartedSourceGetsItsPageAndTemplateDataBack) {
   const char kTemplate[] =
@@ -252,11 +242,6 @@ TEST_F(EngineTest, ARestartedSourceGetsItsPageAndTemplateDataBack) {
   EXPECT_EQ(*back, "\"second:Ada\"");  // The page it was navigated to, with its data.
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 // A transparent overlay whose page is changed on air: until the new page has loaded the
 // program keeps the old one's picture, and at no tick is anything but the two boxes and
@@ -341,11 +326,6 @@ TEST_F(EngineTest, ARefusedNavigationChangesNothing) {
   EXPECT_GT(p->pixels[(90 * p->width + 160) * 4], 200);  // Still the red page.
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 // A template call that never returns leaves the page's main thread stuck while its
 // compositor still answers beginFrames: the worker's ping finds it, the browser is replaced,
@@ -393,11 +373,6 @@ TEST_F(EngineTest, APagesExceptionsAreShown) {
   EXPECT_NE(ReadFile(scratch_.path() / "asrun.log").find("scoreboard feed missing"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 // A page that takes 150 ms a frame: its draw times read as they were (they were capped at
 // 100 ms), and its freshness says that it cannot have made a new picture every tick.
@@ -419,11 +394,6 @@ TEST_F(EngineTest, ASlowPageIsReportedAsSlow) {
   EXPECT_NEAR(s.fps, s.freshness * 25, 1e-9);
 }
 
-}  // namespace
-}  // namespace pagereel::live
-
-namespace pagereel::live {
-namespace {
 
 // Every frame is drawn for the tick it airs at: a page that paints its animation frame's
 // time (as 16 bars, the low 16 bits of the wall-clock millisecond) shows, at an output frame
