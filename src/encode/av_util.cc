@@ -8,7 +8,10 @@ extern "C" {
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 namespace pagereel::encode {
 
@@ -53,6 +56,25 @@ std::vector<uint8_t> PackRgba(const uint8_t* data, int width, int height, int st
   }
   return packed;
 }
+
+namespace {
+
+// The SRT latency an srt:// URL asks for (FFmpeg's `latency` option, in microseconds), or
+// SRT's default of 120 ms.
+std::chrono::microseconds SrtLatency(const std::string& url) {
+  const size_t query = url.find('?');
+  if (query != std::string::npos) {
+    for (size_t at = url.find("latency=", query); at != std::string::npos; at = url.find("latency=", at + 1)) {
+      const char before = url[at - 1];
+      if (before != '?' && before != '&') continue;  // rcvlatency=, peerlatency=.
+      const long long micros = std::atoll(url.c_str() + at + 8);
+      if (micros > 0) return std::chrono::microseconds(std::min<long long>(micros, 10'000'000));
+    }
+  }
+  return std::chrono::milliseconds(120);
+}
+
+}  // namespace
 
 void FormatContextFree::operator()(AVFormatContext* f) const {
   // A custom (memory) AVIOContext belongs to its AvMuxer, not to the format.
@@ -344,6 +366,14 @@ Status AvMuxer::Finish() {
     }
   } else if (!(format_->oformat->flags & AVFMT_NOFILE)) {
     closed_bytes_ = avio_tell(format_->pb);
+    if (sink_.kind == Sink::Kind::kUrl && write_path_.rfind("srt://", 0) == 0) {
+      avio_flush(format_->pb);
+      // An SRT receiver hands packets on only once its latency has passed since they were
+      // sent, and drops what it still holds when the connection closes: closed at once, the
+      // show's last 120 ms never reached it. Closed after the latency (and a margin for the
+      // last acknowledgements), every frame counted as sent has been delivered.
+      std::this_thread::sleep_for(SrtLatency(write_path_) + std::chrono::milliseconds(100));
+    }
     err = avio_closep(&format_->pb);
     if (err < 0) return AvError("closing " + write_path_, err);
   }

@@ -378,6 +378,13 @@ AVDictionary* ProtocolOptions(const StreamSpec& spec) {
   for (const auto& [key, value] : spec.protocol_options) {
     av_dict_set(&protocol_opts, key.c_str(), value.c_str(), 0);
   }
+  // SRT in live mode drops what is still unsent when its socket closes: a receiver missed
+  // the last 6 frames of a show (120 ms at 50 fps) that the output had counted as sent. A
+  // second of linger delivers them (a dead receiver's connection waits that long to close).
+  // The URL's own ?linger= still wins.
+  if (spec.sink.kind == Sink::Kind::kUrl && spec.sink.target.rfind("srt://", 0) == 0) {
+    av_dict_set(&protocol_opts, "linger", "1", AV_DICT_DONT_OVERWRITE);
+  }
   return protocol_opts;
 }
 

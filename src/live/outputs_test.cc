@@ -85,9 +85,18 @@ class Receiver {
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
-  // Lets ffmpeg finish the file it writes; killed if it does not within 10 s.
-  void Stop() {
+  // Lets ffmpeg finish the file it writes; killed if it does not within 10 s. With
+  // `wait_for_end`, first gives it 5 s to see the sender close and end by itself, having read
+  // everything that arrived (an interrupted ffmpeg may leave the last packets unread).
+  void Stop(bool wait_for_end = false) {
     if (pid_ <= 0) return;
+    for (int i = 0; wait_for_end && i < 100; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     ::kill(pid_, SIGINT);
     for (int i = 0; i < 200; ++i) {
       if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -193,13 +202,14 @@ TEST_F(OutputsTest, SrtCallerReachesAnFfmpegListener) {
   ShowStatus status = Run(Show("srt://127.0.0.1:" + std::to_string(port) + "?mode=caller", encode::Container::kMpegTs), 100);
   EXPECT_GE(status.outputs[0].frames, 95);
   EXPECT_TRUE(status.outputs[0].connected);
-  receiver.Stop();
+  receiver.Stop(/*wait_for_end=*/true);
   ExpectReceived(got, 90);
-  // What the output counted is what the receiver got, within the frames in flight when the
-  // show ended (SRT's 120 ms latency: 3 frames, and one in the receiver's demuxer).
+  // What the output counted is what the receiver got: the frames still in flight when the
+  // show ended are delivered before the socket closes (SRT's linger; without it the last
+  // 3-6 were lost), all but the one the receiver's demuxer holds until the stream's end.
   auto received = testing::DecodeVideo(got.string(), false);
   ASSERT_TRUE(received.ok());
-  EXPECT_NEAR(static_cast<double>(received->pts_seconds.size()), static_cast<double>(status.outputs[0].frames), 4);
+  EXPECT_GE(static_cast<int64_t>(received->pts_seconds.size()) + 1, status.outputs[0].frames);
 }
 
 TEST_F(OutputsTest, AnSrtListenerServesAnFfmpegCaller) {
