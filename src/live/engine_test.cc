@@ -4,7 +4,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -441,6 +444,58 @@ TEST_F(EngineTest, EveryNewPictureAirsAtTheTickItWasDrawnFor) {
   }
   EXPECT_GT(fresh, 10);
   EXPECT_GT(on_tick, 0) << "no picture aired at the tick it was drawn for";
+}
+
+// A 25 fps clip in a <video> on a 25 fps program: every new picture shows the clip frame for
+// its own tick, so the clip advances exactly one frame per tick (before, the video's picture
+// followed the media clock against frames begun a tick early: it advanced by exactly one
+// frame on 19 of 594 ticks, holding and jumping by two at random). The clip's frame n paints
+// n as 16 black and white bars; a picture that was late on a busy machine shows an earlier
+// frame, never a later one.
+TEST_F(EngineTest, AClipOnAirAdvancesOneFramePerTick) {
+  constexpr int kWidth = 320, kHeight = 180, kClipFrames = 150;
+  const fs::path clip = scratch_.path() / "clip.mp4";
+  const std::string encode = "ffmpeg -v error -y -f rawvideo -pix_fmt gray -s 320x180 -r 25 -i - "
+                             "-c:v libx264 -g 25 -pix_fmt yuv420p '" + clip.string() + "'";
+  FILE* ffmpeg = popen(encode.c_str(), "w");
+  ASSERT_NE(ffmpeg, nullptr);
+  std::vector<uint8_t> frame(kWidth * kHeight);
+  for (int n = 0; n < kClipFrames; ++n) {
+    for (int y = 0; y < kHeight; ++y) {
+      for (int x = 0; x < kWidth; ++x) frame[y * kWidth + x] = (n >> (x / 20)) & 1 ? 255 : 0;
+    }
+    fwrite(frame.data(), 1, frame.size(), ffmpeg);
+  }
+  ASSERT_EQ(pclose(ffmpeg), 0) << "ffmpeg could not make the test clip";
+  const fs::path page = scratch_.path() / "clip.html";
+  std::ofstream(page) << "<body style='margin:0;background:black'><video src=clip.mp4 autoplay "
+                         "muted style='width:320px;height:180px;display:block'></video></body>";
+  ShowSpec show = OneSourceShow("file://" + page.string(), scratch_.path());
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(100, nullptr).ok());
+  engine->reset();
+  auto video = testing::DecodeVideo((scratch_.path() / "p.ts").string());
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_EQ(video->rgb.size(), 100u);
+  // For each new picture, the clip frame it shows minus its tick: one number while the clip
+  // plays in step with the program.
+  std::map<int, int> offsets;
+  int last = -1, fresh = 0;
+  for (size_t i = 0; i < video->rgb.size(); ++i) {
+    int code = 0;
+    for (int b = 0; b < 16; ++b) code |= (Pixel(*video, i, b * 20 + 10, 90)[1] > 128 ? 1 : 0) << b;
+    if (code == last || code == 0) continue;  // A repeat, or the clip not playing yet.
+    last = code;
+    ++offsets[code - static_cast<int>(i)];
+    ++fresh;
+  }
+  ASSERT_GT(fresh, 40) << "the clip did not play";
+  const auto mode = std::max_element(offsets.begin(), offsets.end(),
+                                     [](auto& a, auto& b) { return a.second < b.second; });
+  EXPECT_GE(mode->second * 10, fresh * 8) << "of " << fresh << " new pictures only " << mode->second
+                                          << " show the clip frame in step with their ticks";
+  EXPECT_EQ(offsets.rbegin()->first, mode->first) << "a picture shows a clip frame ahead of its tick";
 }
 
 }  // namespace
