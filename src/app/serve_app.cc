@@ -61,7 +61,6 @@ int RunServe(const ServeRequest& request) {
   options.pool.rss_limit_bytes = request.browser_memory_mb * (1LL << 20);
   options.pool.renderer_limit_bytes = request.renderer_memory_mb * (1LL << 20);
   options.pool.launch.binary = request.browser;
-  options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
   // Browsers and capture workers below the HTTP thread: under full load the service still
   // answers health checks, metrics and refusals at once (bench/RESULTS.md, I/O thread).
   options.pool.launch.nice = kCaptureNice;

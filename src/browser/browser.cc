@@ -134,8 +134,11 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
   // display updates get no start time until a frame is drawn, and compositor-side
   // animation can draw a frame without the page's animation frame; checker-imaging
   // rasters large images later, after they decode; image-animation resync restarts GIFs.
-  // Targets that draw on Chromium's own clock work with them too (kPerTarget).
-  args.push_back("--run-all-compositor-stages-before-draw");
+  // Targets that draw on Chromium's own clock work with them too (kPerTarget, kNone), but
+  // the first only where begin-frame control needs it (see FrameControl::kNone).
+  if (options.frame_control != FrameControl::kNone) {
+    args.push_back("--run-all-compositor-stages-before-draw");
+  }
   args.push_back("--disable-threaded-animation");
   args.push_back("--disable-checker-imaging");
   args.push_back("--disable-image-animation-resync");

@@ -41,8 +41,15 @@ enum class FrameControl {
   kBeginFrame,
   // Each target chooses when it is created (Target.createTarget's enableBeginFrameControl):
   // begin-frame targets for animated captures beside ordinary ones that draw on
-  // Chromium's own clock for Page.captureScreenshot and Page.printToPDF (serve).
+  // Chromium's own clock for Page.captureScreenshot and Page.printToPDF (serve's GIFs and
+  // clips).
   kPerTarget,
+  // No begin-frame control at all: every target draws on Chromium's own clock (serve's
+  // screenshots and PDFs). The browser then runs without
+  // --run-all-compositor-stages-before-draw, which begin-frame control needs and with which
+  // about 1 in 300 to 1,200 of serve's Page.captureScreenshot calls was never answered
+  // (bench/RESULTS.md, "screenshots that never came").
+  kNone,
 };
 
 struct LaunchOptions {

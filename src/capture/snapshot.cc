@@ -40,6 +40,14 @@ constexpr milliseconds kSettleCap{2'500};
 // How long a page whose call timed out has to answer a trivial one before its main thread
 // is taken to be busy.
 constexpr milliseconds kBusyProbe{300};
+// How long a screenshot may take before Chromium is taken not to answer it at all. Seen
+// about once in 300 to 1,200 captures while browsers ran with
+// --run-all-compositor-stages-before-draw (the page had settled, answered every other
+// call and ran animation frames; no call to the target made it answer): serve's
+// screenshots now run without that switch, and this is the bound should it happen again.
+// Screenshots of a 1280x720 page took at most 171 ms in 5,000 captures 8 at once on 2
+// cores (bench/RESULTS.md, "screenshots that never came").
+constexpr milliseconds kScreenshotPatience{5'000};
 // How often a wait looks at the clock and at should_stop.
 constexpr milliseconds kPoll{20};
 // The tallest (and widest) full-page screenshot, in CSS pixels; larger pages are cut there.
@@ -566,6 +574,24 @@ Result<std::string> Snapshot::Screenshot(const ScreenshotOptions& options) {
       HoldToPixelCap(width, height, options_.scale, options.max_pixels);
       params["clip"] = {{"x", 0}, {"y", 0}, {"width", width}, {"height", height}, {"scale", 1}};
       params["captureBeyondViewport"] = true;
+    }
+  }
+  PR_RETURN_IF_ERROR(session_->Check());
+  const milliseconds left = options_.timeout - Since(start_);
+  if (left > kScreenshotPatience) {
+    Result<cdp::Message> shot =
+        session_->Call("Page.captureScreenshot", params.dump(), kScreenshotPatience);
+    if (shot.ok()) return DecodeData(std::move(shot).value());
+    if (shot.status().code() != StatusCode::kDeadlineExceeded) return shot.status();
+    // A page whose script holds its main thread answers nothing; one that answers a trivial
+    // call at once has had its screenshot lost by Chromium.
+    Result<cdp::Message> probe =
+        session_->Call("Runtime.evaluate", json{{"expression", "0"}}.dump(), kBusyProbe);
+    if (probe.ok()) {
+      screenshot_stuck_ = true;
+      return UnavailableError("Chromium did not answer Page.captureScreenshot of " + PageName() +
+                              " within " + SecondsText(kScreenshotPatience) +
+                              " although the page answered other calls");
     }
   }
   PR_ASSIGN_OR_RETURN(cdp::Message shot, Call("Page.captureScreenshot", params.dump()));

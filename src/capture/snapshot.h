@@ -134,8 +134,12 @@ class Snapshot {
   Snapshot& operator=(const Snapshot&) = delete;
 
   // The image's bytes, in the asked-for type. kInvalidArgument when `selector` is not a
-  // valid selector, kNotFound when it matches nothing visible.
+  // valid selector, kNotFound when it matches nothing visible. kUnavailable, with
+  // screenshot_stuck() true, when Chromium answered the page's other calls but not the
+  // screenshot within a few seconds: a target in that state was never seen to answer one
+  // again, so the caller may take the page again in a fresh Snapshot.
   Result<std::string> Screenshot(const ScreenshotOptions& options);
+  bool screenshot_stuck() const { return screenshot_stuck_; }
   // The PDF's bytes. kInvalidArgument for page ranges the document does not have.
   Result<std::string> Pdf(const PdfOptions& options);
 
@@ -179,6 +183,7 @@ class Snapshot {
   std::unique_ptr<PageSession> session_;
   std::shared_ptr<Shared> shared_;
   WaitReport report_;
+  bool screenshot_stuck_ = false;
 };
 
 }  // namespace pagereel::capture

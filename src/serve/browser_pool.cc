@@ -75,12 +75,14 @@ BrowserPool::~BrowserPool() {
   if (watch_.joinable()) watch_.join();
 }
 
-Status BrowserPool::Start() {
-  {
-    MutexLock lock(&mu_);
-    PR_RETURN_IF_ERROR(LaunchLocked().status());
+Status BrowserPool::Start(FirstBrowser first) {
+  if (first == FirstBrowser::kNow) {
+    {
+      MutexLock lock(&mu_);
+      PR_RETURN_IF_ERROR(LaunchLocked().status());
+    }
+    MeasureMemory();  // So the first figures are not zero.
   }
-  MeasureMemory();  // So the first figures are not zero.
   if (options_.renderer_limit_bytes > 0) watch_ = std::thread([this] { WatchRenderers(); });
   return Status::Ok();
 }

@@ -59,8 +59,12 @@ class BrowserPool {
   BrowserPool(const BrowserPool&) = delete;
   BrowserPool& operator=(const BrowserPool&) = delete;
 
-  // Launches the first browser, so a service that cannot start a browser fails at once.
-  Status Start();
+  // Starts watching renderers; with FirstBrowser::kNow also launches the first browser, so
+  // a service that cannot start a browser fails at once. A pool started kOnDemand launches
+  // its first browser on its first Acquire() (serve's browsers for GIFs and clips, which
+  // many services never make).
+  enum class FirstBrowser { kNow, kOnDemand };
+  Status Start(FirstBrowser first = FirstBrowser::kNow);
 
   // A browser with room for one more capture (launching one when needed).
   Result<Lease> Acquire() EXCLUDES(mu_);

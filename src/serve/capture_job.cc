@@ -203,14 +203,15 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
     return fail(Status(status.code(), text));
   };
 
-  Result<BrowserPool::Lease> lease = services_.pool->Acquire();
+  const bool animated = route_ == Route::kGif || route_ == Route::kClip;
+  Result<BrowserPool::Lease> lease = (animated ? services_.film_pool : services_.pool)->Acquire();
   if (!lease.ok()) {
     return fail(
         UnavailableError("no browser could be started: " + std::string(lease.status().message())));
   }
   page.should_stop = [&cancelled] { return cancelled.load(); };
   page.stop = stop_;
-  if (route_ == Route::kGif || route_ == Route::kClip) {
+  if (animated) {
     capture::PageOptions film_page;
     film_page.url = page.html.empty() ? page.url : capture::HtmlDataUrl(page.html);
     film_page.width = page.width;
@@ -258,6 +259,22 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   Result<std::string> bytes = route_ == Route::kScreenshot
                                   ? (*snapshot)->Screenshot(request_.screenshot)
                                   : (*snapshot)->Pdf(pdf);
+  if (!bytes.ok() && (*snapshot)->screenshot_stuck()) {
+    // Chromium lost the screenshot, and the target would lose every later one
+    // (capture/snapshot.h): the page is taken once more in a fresh context, within what is
+    // left of its timeout.
+    services_.metrics->ScreenshotRetried();
+    log["screenshot_retries"] = 1;
+    snapshot->reset();
+    capture::SnapshotOptions again = page;
+    again.timeout = std::max(std::chrono::milliseconds(1),
+                             page.timeout - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                Clock::now() - start));
+    snapshot = capture::Snapshot::Open(lease->browser(), again);
+    if (!snapshot.ok()) return fail_naming_refusals(snapshot.status());
+    shot_start = Clock::now();
+    bytes = (*snapshot)->Screenshot(request_.screenshot);
+  }
   if (!bytes.ok()) return fail_naming_refusals(bytes.status());
   log["capture_ms"] = Ms(Clock::now() - shot_start);
   if (route_ == Route::kPdf) {

@@ -43,7 +43,8 @@ class Metrics;
 struct CaptureServices {
   const egress::Policy* policy = nullptr;
   egress::Proxy* proxy = nullptr;
-  BrowserPool* pool = nullptr;
+  BrowserPool* pool = nullptr;       // Screenshots and PDFs.
+  BrowserPool* film_pool = nullptr;  // GIFs and clips (begin-frame control).
   Admission* admission = nullptr;  // Only for Retry-After.
   Metrics* metrics = nullptr;
   const Limits* limits = nullptr;

@@ -55,7 +55,6 @@ class ServeClipTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.pool.browsers = 1;
     options.pool.per_browser = 2;
-    options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
     options.work_dir = (scratch_.path() / "work").string();
     options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
     options.log = [this](const std::string& line) {

@@ -47,6 +47,11 @@ void Metrics::EgressRefused() {
   ++egress_refused_;
 }
 
+void Metrics::ScreenshotRetried() {
+  MutexLock lock(&mu_);
+  ++screenshot_retries_;
+}
+
 void Metrics::ConnectionRefused() {
   MutexLock lock(&mu_);
   ++connections_refused_;
@@ -84,6 +89,9 @@ std::string Metrics::Prometheus(const Gauges& g) const {
   p.Family("pagereel_egress_refused_total", "counter",
            "Requests of pages refused by the egress policy.");
   p.Sample("pagereel_egress_refused_total", {}, egress_refused_);
+  p.Family("pagereel_screenshot_retries_total", "counter",
+           "Screenshots Chromium never answered, taken again in a fresh context.");
+  p.Sample("pagereel_screenshot_retries_total", {}, screenshot_retries_);
   p.Family("pagereel_connections", "gauge", "Client connections open.");
   p.Sample("pagereel_connections", {}, g.connections);
   p.Family("pagereel_connections_refused_total", "counter",
@@ -141,6 +149,7 @@ std::string Metrics::Json(const Gauges& g) const {
       {"captures_total", total},
       {"refused", refused_},
       {"egress_refused", egress_refused_},
+      {"screenshot_retries", screenshot_retries_},
       {"connections",
        {{"open", g.connections},
         {"refused", connections_refused_},

@@ -67,6 +67,8 @@ class Metrics {
   void Waited(double seconds);
   void Refused(const std::string& reason);  // "queue_full", "wait_timeout", "shutting_down".
   void EgressRefused();
+  // A screenshot Chromium never answered, taken again in a fresh context.
+  void ScreenshotRetried();
   // A client connection answered 503 and closed at once: the service had its most open.
   void ConnectionRefused();
   // accept() failed for want of descriptors or memory; the service waits before it tries again.
@@ -83,6 +85,7 @@ class Metrics {
   Histogram waits_ GUARDED_BY(mu_);
   std::map<std::string, int64_t> refused_ GUARDED_BY(mu_);
   int64_t egress_refused_ GUARDED_BY(mu_) = 0;
+  int64_t screenshot_retries_ GUARDED_BY(mu_) = 0;
   int64_t connections_refused_ GUARDED_BY(mu_) = 0;
   int64_t accept_failures_ GUARDED_BY(mu_) = 0;
   Histogram http_lag_ GUARDED_BY(mu_){Histogram::kFineBounds};

@@ -120,7 +120,10 @@ struct Server::Impl {
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   asio::steady_timer accept_retry{io};
+  // Screenshots and PDFs; GIFs and clips, which need begin-frame control, in browsers of
+  // their own, launched when the first is asked for (see browser::FrameControl::kNone).
   BrowserPool pool;
+  BrowserPool film_pool;
   Admission admission;
   std::thread io_thread;
   std::once_flag shutdown_once;
@@ -129,8 +132,15 @@ struct Server::Impl {
   bool own_work_dir = false;       // Made by Start(), removed by Shutdown().
 
   Impl(ServeOptions o, egress::Policy p)
-      : options(std::move(o)), policy(std::move(p)), pool(options.pool),
+      : options(std::move(o)),
+        policy(std::move(p)),
+        pool(WithFrameControl(options.pool, browser::FrameControl::kNone)),
+        film_pool(WithFrameControl(options.pool, browser::FrameControl::kPerTarget)),
         admission(options.admission) {}
+  static PoolOptions WithFrameControl(PoolOptions pool, browser::FrameControl control) {
+    pool.launch.frame_control = control;
+    return pool;
+  }
   ~Impl() {
     // Also when Start() failed after making it.
     if (own_work_dir) {
@@ -153,6 +163,12 @@ struct Server::Impl {
 
   Gauges ReadGauges() {
     PoolStats pool_stats = pool.Stats();
+    const PoolStats film_stats = film_pool.Stats();
+    pool_stats.browsers += film_stats.browsers;
+    pool_stats.launched += film_stats.launched;
+    pool_stats.crashed += film_stats.crashed;
+    pool_stats.recycled += film_stats.recycled;
+    pool_stats.browsers_rss_bytes += film_stats.browsers_rss_bytes;
     Gauges g;
     g.capacity = admission.capacity();
     g.running = admission.running();
@@ -474,10 +490,12 @@ Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
     raw->Log({{"level", "warning"}, {"message", message}});
   };
   PR_RETURN_IF_ERROR(impl->pool.Start());
+  PR_RETURN_IF_ERROR(impl->film_pool.Start(BrowserPool::FirstBrowser::kOnDemand));
   Impl& s = *impl;
   s.captures.policy = &s.policy;
   s.captures.proxy = s.proxy.get();
   s.captures.pool = &s.pool;
+  s.captures.film_pool = &s.film_pool;
   s.captures.admission = &s.admission;
   s.captures.metrics = &s.metrics;
   s.captures.limits = &s.options.limits;
@@ -527,6 +545,7 @@ void Server::Shutdown() {
                          "period; their browsers are killed"}});
     }
     s.pool.KillAll();
+    s.film_pool.KillAll();
     // Let answers already queued (503s, 502s of the killed captures) reach their clients.
     s.admission.Shutdown(std::chrono::milliseconds(5'000));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

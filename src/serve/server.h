@@ -23,6 +23,7 @@ namespace pagereel::serve {
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free one.
+  // For both kinds of browser; their launch.frame_control is the server's own.
   PoolOptions pool;
   AdmissionOptions admission;  // capacity is set from the pool: browsers × per_browser.
   Limits limits;

@@ -87,7 +87,6 @@ class ServeTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.pool.browsers = browsers;
     options.pool.per_browser = per_browser;
-    options.pool.launch.frame_control = browser::FrameControl::kPerTarget;
     options.admission.max_waiting = queue;
     options.admission.max_wait = max_wait;
     options.grace = milliseconds(10'000);
