@@ -9,8 +9,7 @@
 #include <iterator>
 
 extern "C" {
-#include <libavutil/mem.h>
-#include <libavutil/sha.h>
+#include <libavutil/hash.h>
 }
 
 namespace pagereel::audio {
@@ -18,18 +17,14 @@ namespace pagereel::audio {
 namespace fs = std::filesystem;
 
 std::string Sha256Hex(std::string_view bytes) {
-  std::unique_ptr<AVSHA, void (*)(void*)> sha(av_sha_alloc(), av_free);
-  av_sha_init(sha.get(), 256);
-  av_sha_update(sha.get(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  uint8_t digest[32];
-  av_sha_final(sha.get(), digest);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  AVHashContext* raw = nullptr;
+  if (av_hash_alloc(&raw, "SHA256") < 0) return std::string();
+  std::unique_ptr<AVHashContext, void (*)(AVHashContext*)> hash(raw, [](AVHashContext* h) { av_hash_freep(&h); });
+  av_hash_init(hash.get());
+  av_hash_update(hash.get(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  uint8_t hex[2 * AV_HASH_MAX_SIZE + 1];
+  av_hash_final_hex(hash.get(), hex, sizeof hex);
+  return reinterpret_cast<const char*>(hex);
 }
 
 std::string MediaStore::PathOf(const std::string& sha256) const {

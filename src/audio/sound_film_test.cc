@@ -103,14 +103,20 @@ TEST_F(SoundFilmTest, EveryKindOfFilmCarriesEachClickOnItsSampleForAsLongAsThePi
     FilmKind kind;
     std::string file;
     std::string codec;
+    SoundCodec asked = SoundCodec::kAuto;
   };
   for (const Case& c : {Case{FilmKind::kMp4, "film.mp4", "aac"}, Case{FilmKind::kWebm, "film.webm", "opus"},
-                        Case{FilmKind::kMov, "film.mov", "pcm_s24le"}, Case{FilmKind::kMkv, "film.mkv", "flac"}}) {
+                        Case{FilmKind::kMov, "film.mov", "pcm_s24le"}, Case{FilmKind::kMkv, "film.mkv", "flac"},
+                        Case{FilmKind::kMp4, "opus.mp4", "opus", SoundCodec::kOpus},
+                        Case{FilmKind::kMov, "aac.mov", "aac", SoundCodec::kAac},
+                        Case{FilmKind::kMov, "pcm16.mov", "pcm_s16le", SoundCodec::kPcm16},
+                        Case{FilmKind::kMkv, "opus.mkv", "opus", SoundCodec::kOpus},
+                        Case{FilmKind::kMkv, "pcm24.mkv", "pcm_s24le", SoundCodec::kPcm24}}) {
     SCOPED_TRACE(c.file);
     std::unique_ptr<Mixer> mixer = Mix(Clicks(starts, Rational{2, 1}), frames, fps);
     ASSERT_NE(mixer, nullptr);
     const std::string path = (dir_ / c.file).string();
-    Status written = WriteFilm(path, c.kind, frames, fps, mixer.get());
+    Status written = WriteFilm(path, c.kind, frames, fps, mixer.get(), c.asked);
     ASSERT_TRUE(written.ok()) << written.message();
     Result<::pagereel::testing::DecodedAudio> audio = ::pagereel::testing::DecodeAudio(path);
     ASSERT_TRUE(audio.ok()) << audio.status().message();
@@ -118,9 +124,9 @@ TEST_F(SoundFilmTest, EveryKindOfFilmCarriesEachClickOnItsSampleForAsLongAsThePi
     EXPECT_EQ(audio->sample_rate, 48000);
     EXPECT_EQ(audio->channels, 2);
     ExpectClicksAt(*audio, expected);
-    if (c.kind == FilmKind::kMp4) {
+    if (c.kind != FilmKind::kMkv && c.kind != FilmKind::kWebm && c.codec != "pcm_s24le" && c.codec != "pcm_s16le") {
       // The edit list says where the sound ends, to the sample (FFmpeg's decoder hands out
-      // the last AAC frame whole).
+      // the last AAC or Opus frame whole).
       EXPECT_EQ(audio->stated_samples, samples);
       EXPECT_GE(audio->length(), samples);
     } else {
@@ -130,6 +136,34 @@ TEST_F(SoundFilmTest, EveryKindOfFilmCarriesEachClickOnItsSampleForAsLongAsThePi
     ASSERT_TRUE(video.ok());
     EXPECT_EQ(video->pts_seconds.size(), static_cast<size_t>(frames));
   }
+}
+
+TEST_F(SoundFilmTest, AClipWrittenInMemoryCarriesItsSound) {
+  // serve's clips: the film held in memory, MP4's index written in front.
+  const Rational fps{25, 1};
+  const Rational start = Rational::Make(7, 25);
+  std::unique_ptr<Mixer> mixer = Mix(Clicks({start}, Rational{1, 1}), 25, fps);
+  ASSERT_NE(mixer, nullptr);
+  encode::FilmWriterOptions options;
+  options.film.kind = FilmKind::kMp4;
+  options.film.width = kWidth;
+  options.film.height = kHeight;
+  options.film.fps = fps;
+  options.to = encode::WriteTo::kMemory;
+  options.sound = mixer.get();
+  Result<std::unique_ptr<encode::FilmWriter>> writer = encode::FilmWriter::Open(options);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  std::vector<uint8_t> rgba(kWidth * kHeight * 4, 200);
+  for (int i = 0; i < 25; ++i) {
+    ASSERT_TRUE((*writer)->Write(encode::RgbaView{rgba.data(), kWidth, kHeight, kWidth * 4}).ok());
+  }
+  ASSERT_TRUE((*writer)->Finish().ok());
+  const std::string path = (dir_ / "clip.mp4").string();
+  test_sounds::WriteFile(path, (*writer)->TakeBytes());
+  Result<::pagereel::testing::DecodedAudio> audio = ::pagereel::testing::DecodeAudio(path);
+  ASSERT_TRUE(audio.ok()) << audio.status().message();
+  EXPECT_EQ(audio->stated_samples, 48000);
+  ExpectClicksAt(*audio, {SampleAt(start)});
 }
 
 TEST_F(SoundFilmTest, AtNtscRatesTheSoundIsTheFramesShareRoundedDown) {

@@ -1,6 +1,6 @@
-// Internal to encode/: ownership and error helpers for FFmpeg objects, and AvOutput, the
-// codec + muxer + file part that every libav-based writer shares. Keeps libav* headers
-// out of encoder.h. One thread at a time.
+// Internal to encode/ (and audio/, which decodes with the same helpers): ownership and
+// error helpers for FFmpeg objects, and AvOutput, the codec + muxer + file part that every
+// libav-based writer shares. Keeps libav* headers out of encoder.h. One thread at a time.
 #ifndef PAGEREEL_ENCODE_AV_UTIL_H_
 #define PAGEREEL_ENCODE_AV_UTIL_H_
 

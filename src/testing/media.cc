@@ -13,15 +13,25 @@ extern "C" {
 
 namespace pagereel::testing {
 
-Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int video_stream,
-                                 bool keep_alpha) {
+namespace {
+
+using InputPtr = std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)>;
+
+Result<InputPtr> OpenInput(const std::string& path) {
   AVFormatContext* raw = nullptr;
   if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) {
     return NotFoundError("cannot open " + path);
   }
-  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fmt(
-      raw, [](AVFormatContext* f) { avformat_close_input(&f); });
+  InputPtr fmt(raw, [](AVFormatContext* f) { avformat_close_input(&f); });
   if (avformat_find_stream_info(fmt.get(), nullptr) < 0) return IoError("no stream info");
+  return fmt;
+}
+
+}  // namespace
+
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int video_stream,
+                                 bool keep_alpha) {
+  PR_ASSIGN_OR_RETURN(InputPtr fmt, OpenInput(path));
   int index = -1;
   if (video_stream < 0) {
     index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
@@ -113,13 +123,7 @@ Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int 
 }
 
 Result<DecodedAudio> DecodeAudio(const std::string& path) {
-  AVFormatContext* raw = nullptr;
-  if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) {
-    return NotFoundError("cannot open " + path);
-  }
-  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fmt(
-      raw, [](AVFormatContext* f) { avformat_close_input(&f); });
-  if (avformat_find_stream_info(fmt.get(), nullptr) < 0) return IoError("no stream info");
+  PR_ASSIGN_OR_RETURN(InputPtr fmt, OpenInput(path));
   const int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
   if (index < 0) return NotFoundError("no audio stream in " + path);
   AVStream* stream = fmt->streams[index];
