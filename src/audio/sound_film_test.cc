@@ -167,18 +167,27 @@ TEST_F(SoundFilmTest, AClipWrittenInMemoryCarriesItsSound) {
 }
 
 TEST_F(SoundFilmTest, AtNtscRatesTheSoundIsTheFramesShareRoundedDown) {
+  // 50 frames at 29.97: 80,080 samples (1601.6 a frame), 1668.33 ms: not a whole
+  // millisecond, so MP4's edit list must be in samples to state it.
   const Rational fps{30000, 1001};
-  const int64_t frames = 50;  // 80,080 samples (1601.6 a frame).
+  const int64_t frames = 50;
   const Rational start = Rational::Make(17 * 1001, 30000);  // Frame 17.
-  std::unique_ptr<Mixer> mixer = Mix(Clicks({start}, Rational::Make(50 * 1001, 30000)), frames, fps);
-  ASSERT_NE(mixer, nullptr);
-  const std::string path = (dir_ / "ntsc.webm").string();
-  Status written = WriteFilm(path, FilmKind::kWebm, frames, fps, mixer.get());
-  ASSERT_TRUE(written.ok()) << written.message();
-  Result<::pagereel::testing::DecodedAudio> audio = ::pagereel::testing::DecodeAudio(path);
-  ASSERT_TRUE(audio.ok()) << audio.status().message();
-  EXPECT_EQ(audio->length(), 80080);
-  ExpectClicksAt(*audio, {SampleAt(start)});
+  for (const auto& [kind, file] : {std::pair{FilmKind::kWebm, "ntsc.webm"}, std::pair{FilmKind::kMp4, "ntsc.mp4"}}) {
+    SCOPED_TRACE(file);
+    std::unique_ptr<Mixer> mixer = Mix(Clicks({start}, Rational::Make(50 * 1001, 30000)), frames, fps);
+    ASSERT_NE(mixer, nullptr);
+    const std::string path = (dir_ / file).string();
+    Status written = WriteFilm(path, kind, frames, fps, mixer.get());
+    ASSERT_TRUE(written.ok()) << written.message();
+    Result<::pagereel::testing::DecodedAudio> audio = ::pagereel::testing::DecodeAudio(path);
+    ASSERT_TRUE(audio.ok()) << audio.status().message();
+    if (kind == FilmKind::kMp4) {
+      EXPECT_EQ(audio->stated_samples, 80080);
+    } else {
+      EXPECT_EQ(audio->length(), 80080);
+    }
+    ExpectClicksAt(*audio, {SampleAt(start)});
+  }
 }
 
 TEST_F(SoundFilmTest, AFilmWithoutSoundHasNoAudioStream) {
