@@ -202,8 +202,8 @@ namespace {
 // Closes an input's abuffer: its span is over (or cut short).
 void CloseInput(AVFilterContext* source, int64_t pts) { av_buffersrc_close(source, pts, 0); }
 
-// The chain that turns span `span` of media decoded as `input` into the film's samples
-// [start, start + length) at 48 kHz stereo float, silence before `start`.
+// The filters that turn `span` of a media decoded with `channels` channels into the film's
+// samples [start, start + length) at 48 kHz stereo float, with silence before `start`.
 std::string Chain(const Span& span, int channels, int64_t start, int64_t length) {
   std::string f;
   // A mono source plays on both sides at full level, as browsers play it (swresample's

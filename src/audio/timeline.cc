@@ -111,7 +111,10 @@ Result<Span> SpanFromJson(const json& j, const std::string& what) {
                                 "', not open, paused, changed, removed or media-end");
   }
   s.ended_by = *named;
-  if (s.rate <= 0) return InvalidArgumentError(what + ": rate " + std::to_string(s.rate) + " is not above 0");
+  // Chromium plays media elements at 1/16 to 16 times; Web Audio comes as rendered PCM.
+  if (s.rate <= 0 || s.rate > 16) {
+    return InvalidArgumentError(what + ": rate " + std::to_string(s.rate) + " is not above 0 and at most 16");
+  }
   if (s.volume < 0) return InvalidArgumentError(what + ": volume " + std::to_string(s.volume) + " is below 0");
   if ((s.ended_by == SpanEnd::kOpen) != !s.end) {
     return InvalidArgumentError(what + (s.end ? " has an end but is marked open"

@@ -7,9 +7,10 @@
 // span that was playing at some time in that window, or ended exactly at `from`, with its
 // whole history (a span that began before `from` keeps its start). A span still playing at
 // `until` has no end (kOpen): what became of it is known only to a later window. Render's
-// segments each store the timeline of their own frames; Merge() joins them into the film's
-// and checks that windows which both saw a span describe it alike (a lane that reached its
-// segment by a jump may have started a sound elsewhere than the lane before it did).
+// segments each store the timeline of what their page ran (from frame 0, pre-roll too, to
+// the segment's end: audio/README.md); Merge() joins them into the film's and checks that
+// windows which both saw a span describe it alike (a lane that reached its segment by a
+// jump may have started a sound elsewhere than the lane before it did).
 //
 // Times are exact rationals of a second (frame n at rate r is n * r.den / r.num), so a span
 // started on a frame starts on that frame's sample (SampleAt), whatever the rate.
@@ -54,7 +55,7 @@ struct Span {
   std::optional<Rational> end;   // Film time it stopped at; unset while kOpen.
   SpanEnd ended_by = SpanEnd::kOpen;
   Rational offset;               // Media time (s) playing at `start`.
-  double rate = 1;               // playbackRate, > 0.
+  double rate = 1;               // playbackRate, above 0 and at most 16.
   bool preserves_pitch = true;   // HTMLMediaElement.preservesPitch.
   double volume = 1;             // After mute: 0 when muted. >= 0.
   bool loop = false;             // At the media's end, carries on from media time 0.

@@ -82,6 +82,7 @@ TEST(TimelineTest, BadTimelinesAreRefusedNamingTheSoundAndSpan) {
   EXPECT_THAT(refused(sound(R"({"start": "1/0", "offset": "0"})")), HasSubstr("denominator"));
   EXPECT_THAT(refused(sound(R"({"start": "1", "offset": "0", "rate": 0})")),
               HasSubstr("sound 'media-1' (<audio>) span 1: rate 0"));
+  EXPECT_THAT(refused(sound(R"({"start": "1", "offset": "0", "rate": 17})")), HasSubstr("at most 16"));
   EXPECT_THAT(refused(sound(R"({"start": "1", "offset": "0", "volume": -1})")), HasSubstr("volume"));
   EXPECT_THAT(refused(sound(R"({"start": "2", "end": "1", "ended_by": "paused", "offset": "0"})")),
               HasSubstr("not after its start"));
