@@ -13,6 +13,8 @@ extern "C" {
 #include <mutex>
 #include <thread>
 
+#include "encode/sound_track.h"
+
 namespace pagereel::encode {
 
 namespace fs = std::filesystem;
@@ -418,22 +420,38 @@ Status AvEncoder::Send(AVFrame* frame, const std::function<Status(AVPacket*)>& e
 AvOutput::AvOutput(Sink sink, std::function<bool()> should_stop)
     : muxer_(std::move(sink), std::move(should_stop)) {}
 
+AvOutput::~AvOutput() = default;
+
 Status AvOutput::Open(const char* format_name, const char* codec_name,
                       const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
-                      AVDictionary** muxer_options, AVDictionary** protocol_options) {
+                      AVDictionary** muxer_options, AVDictionary** protocol_options,
+                      SoundSource* sound, SoundCodec sound_codec) {
   PR_RETURN_IF_ERROR(muxer_.Create(format_name));
   PR_RETURN_IF_ERROR(encoder_.Open(codec_name, configure, muxer_.WantsGlobalHeader()));
   PR_ASSIGN_OR_RETURN(stream_, muxer_.AddStream(encoder_.codec()));
+  if (sound != nullptr) {
+    PR_ASSIGN_OR_RETURN(sound_, SoundTrack::Open(sound, sound_codec, muxer_.WantsGlobalHeader()));
+    PR_ASSIGN_OR_RETURN(sound_stream_, muxer_.AddStream(sound_->codec()));
+  }
   return muxer_.Start(muxer_options, protocol_options);
+}
+
+Status AvOutput::WriteSound(AVPacket* packet) {
+  return muxer_.Write(packet, AVRational{1, kSoundRate}, sound_stream_);
 }
 
 Status AvOutput::Send(AVFrame* frame) {
   const AVRational time_base = encoder_.codec()->time_base;
+  if (sound_ && frame != nullptr) {
+    const int64_t end = av_rescale_q_rnd(frame->pts + 1, time_base, AVRational{1, kSoundRate}, AV_ROUND_DOWN);
+    PR_RETURN_IF_ERROR(sound_->EncodeUntil(end, [&](AVPacket* p) { return WriteSound(p); }));
+  }
   return encoder_.Send(frame, [&](AVPacket* packet) { return muxer_.Write(packet, time_base, stream_); });
 }
 
 Status AvOutput::Finish() {
   PR_RETURN_IF_ERROR(Send(nullptr));
+  if (sound_) PR_RETURN_IF_ERROR(sound_->Finish([&](AVPacket* p) { return WriteSound(p); }));
   return muxer_.Finish();
 }
 

@@ -1,6 +1,6 @@
-// Internal to encode/: ownership and error helpers for FFmpeg objects, and AvOutput, the
-// codec + muxer + file part that every libav-based writer shares. Keeps libav* headers
-// out of encoder.h. One thread at a time.
+// Internal to encode/ (and audio/, which decodes with the same helpers): ownership and
+// error helpers for FFmpeg objects, and AvOutput, the codec + muxer + file part that every
+// libav-based writer shares. Keeps libav* headers out of encoder.h. One thread at a time.
 #ifndef PAGEREEL_ENCODE_AV_UTIL_H_
 #define PAGEREEL_ENCODE_AV_UTIL_H_
 
@@ -21,6 +21,8 @@ extern "C" {
 #include "encode/stream.h"
 
 namespace pagereel::encode {
+
+class SoundTrack;  // encode/sound_track.h
 
 // Keeps libav's informational chatter (x264's settings, muxer notes) from our users' terminals;
 // real errors come back as return codes and become Status messages. Any thread, any number
@@ -132,17 +134,21 @@ class AvEncoder {
   std::unique_ptr<AVPacket, PacketFree> packet_;
 };
 
-// One encoded video stream written to a sink: an AvEncoder and an AvMuxer with one stream.
-// Open() sets up the muxer, lets `configure` fill in the codec context, opens the codec and
-// the sink and writes the header; Send() encodes frames; Finish() flushes and finishes the
-// muxer (see AvMuxer).
+// One encoded video stream written to a sink: an AvEncoder and an AvMuxer with one stream,
+// and optionally a sound track beside it. Open() sets up the muxer, lets `configure` fill in
+// the codec context, opens the codec (and the sound's) and the sink and writes the header;
+// Send() encodes frames, each after the sound up to its end; Finish() flushes both and
+// finishes the muxer (see AvMuxer).
 class AvOutput {
  public:
   explicit AvOutput(Sink sink, std::function<bool()> should_stop = nullptr);
+  ~AvOutput();
 
+  // `sound`: pulled as frames are sent, encoded in `sound_codec` (not kAuto).
   Status Open(const char* format_name, const char* codec_name,
               const std::function<void(AVCodecContext*, AVDictionary**)>& configure,
-              AVDictionary** muxer_options, AVDictionary** protocol_options = nullptr);
+              AVDictionary** muxer_options, AVDictionary** protocol_options = nullptr,
+              SoundSource* sound = nullptr, SoundCodec sound_codec = SoundCodec::kAuto);
   Status Send(AVFrame* frame);  // nullptr flushes.
   Status Finish();
 
@@ -151,9 +157,13 @@ class AvOutput {
   int64_t bytes_written() const { return muxer_.bytes_written(); }
 
  private:
+  Status WriteSound(AVPacket* packet);
+
   AvMuxer muxer_;
   AvEncoder encoder_;
   int stream_ = 0;
+  std::unique_ptr<SoundTrack> sound_;
+  int sound_stream_ = -1;
 };
 
 }  // namespace pagereel::encode

@@ -20,6 +20,7 @@ extern "C" {
 #include "encode/av_util.h"
 #include "encode/film_writer.h"
 #include "encode/sequence.h"
+#include "encode/sound_track.h"
 
 namespace pagereel::encode {
 
@@ -320,8 +321,8 @@ Status CheckRanges(const std::vector<SegmentFile>& segments, const std::string& 
 }
 
 // The muxer side of a stream copy: one video stream with the first segment's parameters,
-// in a file written under a hidden partial name and renamed into place by Finish().
-// Destroyed unfinished, the partial file is removed.
+// and the film's sound track where it has one, in a file written under a hidden partial
+// name and renamed into place by Finish(). Destroyed unfinished, the partial file is removed.
 class CopyOutput {
  public:
   // Packets come with timestamps in units of `frame_base` (one frame).
@@ -334,7 +335,8 @@ class CopyOutput {
     if (!finished_) fs::remove(partial_, ec);
   }
 
-  Status Open(const char* muxer, const AVCodecParameters& params) {
+  // `sound`: the film's sound track (may be null), its stream added before the header.
+  Status Open(const char* muxer, const AVCodecParameters& params, const SoundTrack* sound) {
     AVFormatContext* fmt = nullptr;
     int err = avformat_alloc_output_context2(&fmt, nullptr, muxer, partial_.c_str());
     if (err < 0) return AvError("setting up the " + std::string(muxer) + " muxer", err);
@@ -357,12 +359,20 @@ class CopyOutput {
     }
     stream_->time_base = frame_base_;
     stream_->avg_frame_rate = av_inv_q(frame_base_);
+    if (sound != nullptr) {
+      sound_stream_ = avformat_new_stream(format_.get(), nullptr);
+      if (sound_stream_ == nullptr) return InternalError("could not add a sound stream");
+      sound_stream_->time_base = sound->codec()->time_base;
+      err = avcodec_parameters_from_context(sound_stream_->codecpar, sound->codec());
+      if (err < 0) return AvError("copying the sound encoder's parameters", err);
+    }
     err = avio_open2(&format_->pb, partial_.c_str(), AVIO_FLAG_WRITE, nullptr, nullptr);
     if (err < 0) return AvError("creating " + partial_, err);
     AVDictionary* options = nullptr;
     // The index in front, as the encoder writes MP4 and QuickTime films.
     if (std::string_view(muxer) == "mp4" || std::string_view(muxer) == "mov") {
       av_dict_set(&options, "movflags", "+faststart", 0);
+      if (sound != nullptr) av_dict_set(&options, "movie_timescale", kSoundMovieTimescale, 0);
     }
     err = avformat_write_header(format_.get(), &options);
     av_dict_free(&options);
@@ -376,6 +386,15 @@ class CopyOutput {
     packet->stream_index = stream_->index;
     int err = av_interleaved_write_frame(format_.get(), packet);
     if (err < 0) return AvError("writing " + partial_, err);
+    return Status::Ok();
+  }
+
+  // Writes a packet of the sound track, timestamps in the sound encoder's time base.
+  Status WriteSound(AVPacket* packet) {
+    av_packet_rescale_ts(packet, AVRational{1, kSoundRate}, sound_stream_->time_base);
+    packet->stream_index = sound_stream_->index;
+    int err = av_interleaved_write_frame(format_.get(), packet);
+    if (err < 0) return AvError("writing the sound of " + partial_, err);
     return Status::Ok();
   }
 
@@ -395,23 +414,33 @@ class CopyOutput {
   const AVRational frame_base_;
   std::unique_ptr<AVFormatContext, FormatContextFree> format_;
   AVStream* stream_ = nullptr;  // Owned by format_.
+  AVStream* sound_stream_ = nullptr;  // Owned by format_; null without sound.
   bool finished_ = false;
 };
 
 // MP4, QuickTime, WebM: the segments' packets one after another, each segment's timestamps
-// moved on by its first frame.
+// moved on by its first frame; the film's sound (if any) encoded as they go, each packet's
+// sound up to the end of its frame first, so the muxer interleaves them with little held.
 Status JoinByCopy(const std::vector<SegmentFile>& segments, const std::string& output,
                   const char* muxer, const JoinOptions& options) {
   PR_RETURN_IF_ERROR(CheckHeaders(segments, options.fps, JoinKind::kCopy));
   const AVRational frame_base = FrameBase(options.fps);
   CopyOutput out(output, frame_base);
+  std::unique_ptr<SoundTrack> sound;
+  if (options.sound != nullptr) {
+    PR_ASSIGN_OR_RETURN(SoundCodec codec, ChooseSoundCodec(options.kind, options.sound_codec));
+    const AVOutputFormat* format = av_guess_format(muxer, nullptr, nullptr);
+    const bool global_header = format != nullptr && (format->flags & AVFMT_GLOBALHEADER);
+    PR_ASSIGN_OR_RETURN(sound, SoundTrack::Open(options.sound, codec, global_header));
+  }
+  const SoundPacketWriter write_sound = [&](AVPacket* packet) { return out.WriteSound(packet); };
   PacketPtr packet(av_packet_alloc());
   int64_t last_dts = 0;
   bool any = false;  // Packets written so far.
   for (const SegmentFile& segment : segments) {
     PR_ASSIGN_OR_RETURN(auto reader, SegmentReader::Open(segment.path));
     if (&segment == &segments.front()) {
-      PR_RETURN_IF_ERROR(out.Open(muxer, reader->params()));
+      PR_RETURN_IF_ERROR(out.Open(muxer, reader->params(), sound.get()));
     }
     for (;;) {
       PR_RETURN_IF_ERROR(Cancelled(options));
@@ -431,11 +460,15 @@ Status JoinByCopy(const std::vector<SegmentFile>& segments, const std::string& o
       }
       last_dts = packet->dts;
       any = true;
+      if (sound) {
+        PR_RETURN_IF_ERROR(sound->EncodeUntil(SoundSamples(packet->dts + 1, options.fps), write_sound));
+      }
       PR_RETURN_IF_ERROR(out.Write(packet.get()));
     }
     PR_RETURN_IF_ERROR(reader->Finish(frame_base));
     PR_RETURN_IF_ERROR(CheckCount(segment, reader->packets()));
   }
+  if (sound) PR_RETURN_IF_ERROR(sound->Finish(write_sound));
   return out.Finish();
 }
 
@@ -668,6 +701,11 @@ Status JoinSequences(const std::vector<SegmentFile>& segments, const std::string
 Status JoinSegments(const std::vector<SegmentFile>& segments, const std::string& output,
                     const JoinOptions& options) {
   PR_RETURN_IF_ERROR(CheckRanges(segments, output));
+  if (options.sound != nullptr) {
+    PR_RETURN_IF_ERROR(ChooseSoundCodec(options.kind, options.sound_codec).status());
+    const int64_t frames = segments.empty() ? 0 : segments.back().first_frame + segments.back().frame_count;
+    PR_RETURN_IF_ERROR(CheckSoundLength(*options.sound, frames, options.fps));
+  }
   switch (options.kind) {
     case FilmKind::kMp4:
       return JoinByCopy(segments, output, "mp4", options);

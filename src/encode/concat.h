@@ -12,8 +12,8 @@
 //                       within the segment; its files are hard-linked (copied across file
 //                       systems) under the output's numbers.
 // Segments are only read: removing them afterwards is the caller's business. The join is
-// where a film's sound track will be muxed beside its pictures (it is the one place that
-// writes the whole film's container).
+// where a film's sound track is encoded, once for the whole film, and muxed beside its
+// pictures (it is the one place that writes the whole film's container).
 //
 // Any thread; calls share nothing.
 #ifndef PAGEREEL_ENCODE_CONCAT_H_
@@ -27,6 +27,7 @@
 #include "base/rational.h"
 #include "base/status.h"
 #include "encode/film.h"
+#include "encode/sound.h"
 
 namespace pagereel::encode {
 
@@ -41,6 +42,10 @@ struct JoinOptions {
   Rational fps{30, 1};  // The film's frame rate; segments of another rate are refused.
   // Polled between packets; set it (from a signal handler too) to abandon the join.
   const std::atomic<bool>* cancel = nullptr;
+  // The film's sound (nullptr: the film has none), with SoundSamples(frames, fps) samples,
+  // and its codec (ChooseSoundCodec: GIF and image sequences take none).
+  SoundSource* sound = nullptr;
+  SoundCodec sound_codec = SoundCodec::kAuto;
 };
 
 // Joins `segments` (in film order, contiguous from frame 0) into `output`. The output is

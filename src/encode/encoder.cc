@@ -49,6 +49,10 @@ class VideoEncoder final : public Encoder {
     spec.alpha = film.alpha;
     spec.quality = film.quality;
     spec.preset = film.preset;
+    if (options.sound != nullptr) {
+      spec.sound = options.sound;
+      PR_ASSIGN_OR_RETURN(spec.sound_codec, ChooseSoundCodec(film.kind, options.sound_codec));
+    }
     switch (film.kind) {
       case FilmKind::kMov:
         spec.container = Container::kMov;

@@ -54,9 +54,10 @@ Status CheckFilmSize(FilmKind kind, int width, int height);
 // are lossless FFV1 films joined through one palette built from every frame.
 FilmKind SegmentKind(FilmKind film);
 
-// What the writer makes: everything that decides a film's bytes except where it goes.
-// (A film's sound joins here when it has one: a segment carries pictures only, and the join
-// or, for a clip, the writer's Finish() muxes the one track beside them.)
+// What the writer makes of the pictures: everything that decides a segment's bytes except
+// where it goes. A film's sound is not part of it: segments carry pictures only, and the
+// join (or, for a film written in one piece, its writer) encodes the one sound track
+// beside them (encode/sound.h, FilmWriterOptions::sound, JoinOptions::sound).
 struct FilmSpec {
   FilmKind kind = FilmKind::kMp4;
   int width = 0;

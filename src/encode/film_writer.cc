@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "encode/encoder.h"
+#include "encode/sound_track.h"
 
 namespace pagereel::encode {
 
@@ -31,12 +32,15 @@ Result<std::unique_ptr<FilmWriter>> FilmWriter::Open(const FilmWriterOptions& op
   if (options.to == WriteTo::kPath && options.path.empty()) {
     return InvalidArgumentError("the film has no path to be written to");
   }
+  if (options.sound != nullptr) {
+    PR_RETURN_IF_ERROR(ChooseSoundCodec(film.kind, options.sound_codec).status());
+  }
   PR_ASSIGN_OR_RETURN(std::unique_ptr<Encoder> encoder, Encoder::Open(options));
-  return std::unique_ptr<FilmWriter>(new FilmWriter(film, std::move(encoder)));
+  return std::unique_ptr<FilmWriter>(new FilmWriter(film, options.sound, std::move(encoder)));
 }
 
-FilmWriter::FilmWriter(const FilmSpec& film, std::unique_ptr<Encoder> encoder)
-    : film_(film), encoder_(std::move(encoder)), converter_(encoder_->NewConverter()) {}
+FilmWriter::FilmWriter(const FilmSpec& film, const SoundSource* sound, std::unique_ptr<Encoder> encoder)
+    : film_(film), sound_(sound), encoder_(std::move(encoder)), converter_(encoder_->NewConverter()) {}
 
 FilmWriter::~FilmWriter() {
   converter_.reset();  // Before its encoder, which removes what an unfinished film wrote.
@@ -75,6 +79,7 @@ Status FilmWriter::Encode(Result<std::unique_ptr<PreparedFrame>> prepared,
 }
 
 Status FilmWriter::Finish() {
+  if (sound_ != nullptr) PR_RETURN_IF_ERROR(CheckSoundLength(*sound_, frames_, film_.fps));
   const Clock::time_point started = Clock::now();
   Status finished = encoder_->Finish();
   encode_time_ += Clock::now() - started;

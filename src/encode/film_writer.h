@@ -27,6 +27,7 @@
 #include "encode/film.h"
 #include "encode/frame.h"
 #include "encode/image.h"
+#include "encode/sound.h"
 
 namespace pagereel::encode {
 
@@ -44,6 +45,12 @@ struct FilmWriterOptions {
   // Where a GIF keeps its frames between its two passes (the palette is built from all of
   // them first): empty, beside `path`; for kMemory, the system's temporary folder.
   std::string scratch_dir;
+  // The film's sound (nullptr: none), pulled as frames are written and encoded once, in
+  // `sound_codec` (ChooseSoundCodec: GIF and image sequences take none). Finish() fails
+  // unless it has SoundSamples(frames written, fps) samples. A film written in segments
+  // gets its sound at the join instead (encode/concat.h).
+  SoundSource* sound = nullptr;
+  SoundCodec sound_codec = SoundCodec::kAuto;
 };
 
 class FilmWriter {
@@ -74,11 +81,12 @@ class FilmWriter {
   std::chrono::nanoseconds encode_time() const { return encode_time_; }
 
  private:
-  FilmWriter(const FilmSpec& film, std::unique_ptr<Encoder> encoder);
+  FilmWriter(const FilmSpec& film, const SoundSource* sound, std::unique_ptr<Encoder> encoder);
   Status Encode(Result<std::unique_ptr<PreparedFrame>> prepared,
                 std::chrono::steady_clock::time_point started);
 
   const FilmSpec film_;
+  const SoundSource* const sound_;  // Null without sound.
   std::unique_ptr<Encoder> encoder_;
   std::unique_ptr<Converter> converter_;  // Destroyed before encoder_.
   int64_t frames_ = 0;

@@ -7,6 +7,7 @@ extern "C" {
 }
 #include "encode/jpeg_yuv.h"
 #include "encode/packets.h"
+#include "encode/sound_track.h"
 
 #include <algorithm>
 
@@ -343,6 +344,10 @@ AVDictionary* MuxerOptions(const StreamSpec& spec) {
   const bool whole_file =
       spec.sink.kind == Sink::Kind::kFile || spec.sink.kind == Sink::Kind::kMemoryFile;
   AVDictionary* mux_opts = nullptr;
+  if (spec.sound != nullptr && (spec.container == Container::kMp4 || spec.container == Container::kMov ||
+                                 spec.container == Container::kFragmentedMp4)) {
+    av_dict_set(&mux_opts, "movie_timescale", kSoundMovieTimescale, 0);
+  }
   switch (spec.container) {
     case Container::kMp4:
       av_dict_set(&mux_opts, "movflags", "+faststart", 0);
@@ -413,8 +418,11 @@ class StreamImpl final : public VideoStream {
     auto configure = [&](AVCodecContext* c, AVDictionary** opts) { ConfigureCodec(spec_, choice, c, opts); };
     AVDictionary* mux_opts = MuxerOptions(spec_);
     AVDictionary* protocol_opts = ProtocolOptions(spec_);
-    Status opened =
-        output_.Open(MuxerName(spec_.container), choice.encoder, configure, &mux_opts, &protocol_opts);
+    if (spec_.sound != nullptr && spec_.sound_codec == SoundCodec::kAuto) {
+      return InternalError("a sound track for " + spec_.sink.target + " without a codec");
+    }
+    Status opened = output_.Open(MuxerName(spec_.container), choice.encoder, configure, &mux_opts,
+                                 &protocol_opts, spec_.sound, spec_.sound_codec);
     av_dict_free(&mux_opts);
     av_dict_free(&protocol_opts);
     return opened;

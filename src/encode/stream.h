@@ -28,6 +28,7 @@
 #include "base/rational.h"
 #include "base/status.h"
 #include "encode/frame.h"
+#include "encode/sound.h"
 
 namespace pagereel::encode {
 
@@ -99,6 +100,11 @@ struct StreamSpec {
   std::vector<std::pair<std::string, std::string>> muxer_options;
   // Polled while a URL connects or blocks; returning true abandons the call (kCancelled).
   std::function<bool()> should_stop;
+  // A sound track muxed beside the pictures (nullptr: none), pulled as frames are written
+  // (a frame at pts p brings the sound up to the end of frame p), in `sound_codec` (chosen
+  // for the container by the caller: not kAuto). VideoStream only, not PacketEncoder.
+  SoundSource* sound = nullptr;
+  SoundCodec sound_codec = SoundCodec::kAuto;
 };
 
 // "MPEG-TS", "H.264": for messages.

@@ -3,7 +3,9 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/channel_layout.h>
 #include <libavutil/pixdesc.h>
+#include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 }
 
@@ -11,15 +13,25 @@ extern "C" {
 
 namespace pagereel::testing {
 
-Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int video_stream,
-                                 bool keep_alpha) {
+namespace {
+
+using InputPtr = std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)>;
+
+Result<InputPtr> OpenInput(const std::string& path) {
   AVFormatContext* raw = nullptr;
   if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) {
     return NotFoundError("cannot open " + path);
   }
-  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fmt(
-      raw, [](AVFormatContext* f) { avformat_close_input(&f); });
+  InputPtr fmt(raw, [](AVFormatContext* f) { avformat_close_input(&f); });
   if (avformat_find_stream_info(fmt.get(), nullptr) < 0) return IoError("no stream info");
+  return fmt;
+}
+
+}  // namespace
+
+Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int video_stream,
+                                 bool keep_alpha) {
+  PR_ASSIGN_OR_RETURN(InputPtr fmt, OpenInput(path));
   int index = -1;
   if (video_stream < 0) {
     index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
@@ -107,6 +119,64 @@ Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels, int 
   avcodec_send_packet(ctx.get(), nullptr);
   take();
   sws_freeContext(sws);
+  return out;
+}
+
+Result<DecodedAudio> DecodeAudio(const std::string& path) {
+  PR_ASSIGN_OR_RETURN(InputPtr fmt, OpenInput(path));
+  const int index = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
+  if (index < 0) return NotFoundError("no audio stream in " + path);
+  AVStream* stream = fmt->streams[index];
+  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  std::unique_ptr<AVCodecContext, void (*)(AVCodecContext*)> ctx(
+      avcodec_alloc_context3(codec), [](AVCodecContext* c) { avcodec_free_context(&c); });
+  avcodec_parameters_to_context(ctx.get(), stream->codecpar);
+  if (avcodec_open2(ctx.get(), codec, nullptr) < 0) return IoError("cannot open decoder");
+
+  DecodedAudio out;
+  out.codec = avcodec_get_name(stream->codecpar->codec_id);
+  out.sample_rate = stream->codecpar->sample_rate;
+  out.channels = stream->codecpar->ch_layout.nb_channels;
+  if (stream->duration != AV_NOPTS_VALUE) {
+    out.stated_samples = av_rescale_q(stream->duration, stream->time_base, AVRational{1, out.sample_rate});
+  }
+  std::unique_ptr<AVPacket, void (*)(AVPacket*)> pkt(av_packet_alloc(),
+                                                     [](AVPacket* p) { av_packet_free(&p); });
+  std::unique_ptr<AVFrame, void (*)(AVFrame*)> frame(av_frame_alloc(),
+                                                     [](AVFrame* f) { av_frame_free(&f); });
+  std::unique_ptr<SwrContext, void (*)(SwrContext*)> swr(nullptr, [](SwrContext* s) { swr_free(&s); });
+  auto take = [&]() -> Status {
+    while (avcodec_receive_frame(ctx.get(), frame.get()) == 0) {
+      if (!swr) {
+        SwrContext* s = nullptr;
+        if (swr_alloc_set_opts2(&s, &frame->ch_layout, AV_SAMPLE_FMT_FLT, frame->sample_rate,
+                                &frame->ch_layout, static_cast<AVSampleFormat>(frame->format),
+                                frame->sample_rate, 0, nullptr) < 0 ||
+            swr_init(s) < 0) {
+          swr_free(&s);
+          return IoError("cannot convert the decoded sound");
+        }
+        swr.reset(s);
+      }
+      const size_t at = out.samples.size();
+      out.samples.resize(at + static_cast<size_t>(frame->nb_samples) * out.channels);
+      uint8_t* dst[1] = {reinterpret_cast<uint8_t*>(out.samples.data() + at)};
+      const int n = swr_convert(swr.get(), dst, frame->nb_samples,
+                                const_cast<const uint8_t**>(frame->extended_data), frame->nb_samples);
+      if (n != frame->nb_samples) return IoError("the sound's conversion held samples back");
+      av_frame_unref(frame.get());
+    }
+    return Status::Ok();
+  };
+  while (av_read_frame(fmt.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == index) {
+      avcodec_send_packet(ctx.get(), pkt.get());
+      PR_RETURN_IF_ERROR(take());
+    }
+    av_packet_unref(pkt.get());
+  }
+  avcodec_send_packet(ctx.get(), nullptr);
+  PR_RETURN_IF_ERROR(take());
   return out;
 }
 

@@ -31,6 +31,21 @@ struct DecodedVideo {
 Result<DecodedVideo> DecodeVideo(const std::string& path, bool keep_pixels = true,
                                  int video_stream = -1, bool keep_alpha = false);
 
+// A film's sound: its codec, and every sample decoded (the decoder drops what the container
+// says to skip: AAC priming through an MP4 edit list, Opus pre-skip), as interleaved float.
+struct DecodedAudio {
+  std::string codec;        // "aac", "opus", "flac", "pcm_s24le", ...
+  int sample_rate = 0;
+  int channels = 0;
+  // The stream's length as the container states it, in samples; -1 when it states none.
+  int64_t stated_samples = -1;
+  std::vector<float> samples;
+  int64_t length() const { return channels == 0 ? 0 : static_cast<int64_t>(samples.size()) / channels; }
+};
+
+// kNotFound when the file has no audio stream.
+Result<DecodedAudio> DecodeAudio(const std::string& path);
+
 }  // namespace pagereel::testing
 
 #endif  // PAGEREEL_TESTING_MEDIA_H_
