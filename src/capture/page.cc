@@ -98,6 +98,15 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   struct Worker {
     std::string target_id;  // Also the request id of its main script.
     uint64_t subscription = 0;
+    std::string traffic_id;  // Its id in `traffic`, once it has said it.
+  };
+  // Messages between a document and one of its dedicated workers (page_script.js): sent
+  // and received as the document counts them, handled and posted as the worker does.
+  struct Traffic {
+    int64_t sent = 0;
+    int64_t received = 0;
+    int64_t handled = 0;
+    int64_t posted = 0;
   };
 
   Shared(int64_t epoch, int64_t lead) : epoch_ms(epoch), lead_ms(lead) {}
@@ -132,6 +141,8 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   // (request id -> worker session; their URLs are in `requests` too).
   std::map<std::string, Worker> workers GUARDED_BY(mu);
   std::map<std::string, std::string> worker_requests GUARDED_BY(mu);
+  // By the id the document gave the worker.
+  std::map<std::string, Traffic> traffic GUARDED_BY(mu);
   // Where the page's virtual time stands (ms since it was created), and frame 0's whole-ms
   // virtual time once it is known: what a worker that starts now is told.
   double virtual_ms GUARDED_BY(mu) = 0;
@@ -145,6 +156,29 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   void OnWorkerEvent(const cdp::Event& e) EXCLUDES(mu);
   // The worker script with its settings, for a worker that starts now.
   std::string WorkerScript() const REQUIRES(mu);
+  // Whether every worker has started pagereel's script and handled every message its
+  // document sent it, and the document has received every message the worker posted.
+  bool TrafficSettled() const REQUIRES(mu) {
+    for (const auto& [session_id, worker] : workers) {
+      if (worker.traffic_id.empty()) return false;
+      auto t = traffic.find(worker.traffic_id);
+      if (t != traffic.end() && (t->second.handled < t->second.sent ||
+                                 t->second.received < t->second.posted)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  // "traffic:ID:A:B" from a document (A sent, B received) or a worker (A handled, B posted).
+  static bool ParseTraffic(const std::string& payload, std::string* id, int64_t* a, int64_t* b) {
+    const size_t colon2 = payload.rfind(':');
+    const size_t colon1 = colon2 == std::string::npos ? colon2 : payload.rfind(':', colon2 - 1);
+    if (colon1 == std::string::npos || colon1 <= 8) return false;
+    *id = payload.substr(8, colon1 - 8);
+    *a = std::atoll(payload.c_str() + colon1 + 1);
+    *b = std::atoll(payload.c_str() + colon2 + 1);
+    return true;
+  }
   // Whether a worker is still fetching its scripts (it runs them when they arrive, on the
   // wall clock: page time waits for them).
   bool WorkerFetching() const REQUIRES(mu) {
@@ -170,11 +204,30 @@ std::string Page::Shared::WorkerScript() const {
 void Page::Shared::OnWorkerEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   MutexLock lock(&mu);
-  if (e.method == "Network.requestWillBeSent") {
+  if (e.method == "Runtime.bindingCalled") {
+    Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
+    std::string id;
+    int64_t handled = 0;
+    int64_t posted = 0;
+    auto worker = workers.find(e.session_id);
+    if (!payload.ok() || !payload->starts_with("traffic:") || worker == workers.end() ||
+        !ParseTraffic(*payload, &id, &handled, &posted)) {
+      return;
+    }
+    worker->second.traffic_id = id;
+    traffic[id].handled = handled;
+    traffic[id].posted = posted;
+    cv.SignalAll();
+  } else if (e.method == "Network.requestWillBeSent") {
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     if (url.ok()) requested.insert(*url);
     if (!id.ok()) return;
+    // A worker's fetch() is waited for by the worker script, which hands its response (and
+    // then its body) to the worker's script in its next advance; waiting here for the body to
+    // finish loading would wait for ever on a body nobody reads until then.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    if (type.ok() && *type == "Fetch") return;
     requests[*id] = url.ok() ? *url : "?";
     worker_requests[*id] = e.session_id;
   } else if (e.method == "Network.loadingFinished" || e.method == "Network.loadingFailed") {
@@ -210,6 +263,15 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
+    } else if (payload->rfind("traffic:", 0) == 0) {
+      std::string id;
+      int64_t sent = 0;
+      int64_t received = 0;
+      if (ParseTraffic(*payload, &id, &sent, &received)) {
+        traffic[id].sent = sent;
+        traffic[id].received = received;
+      }
+      cv.SignalAll();
     } else if (payload->rfind("canvases:", 0) == 0) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) {
@@ -257,6 +319,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       session->SendTo(*session_id, "Network.enable",
                       Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
           .IgnoreError();
+      session->SendTo(*session_id, "Runtime.addBinding",
+                      Dump({{"name", "__pagereelWorkerSignal"}}))
+          .IgnoreError();
       session->SendTo(*session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript()}}))
           .IgnoreError();
     }
@@ -276,6 +341,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       r = worker_requests.erase(r);
     }
     if (session != nullptr) session->Unsubscribe(worker->second.subscription);
+    traffic.erase(worker->second.traffic_id);
     workers.erase(worker);
     cv.SignalAll();
   } else if (method == "Network.requestWillBeSent") {
@@ -612,31 +678,37 @@ Status Page::Start() {
   // Frame 0 is drawn half a millisecond past the whole millisecond the page got ready at.
   const int64_t shift_ms = (virtual_us_ - kLoadUs) / 1000;
   origin_us_ = kLoadUs + shift_ms * 1000 + kFramePhaseUs;
+
+  // Workers learn frame 0's time first: the advance to frame 0 runs their animation frames
+  // (at film time 0, as the page's first), which run only from frame 0 on.
+  std::vector<std::string> workers;
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->shift_ms = shift_ms;
+    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
+  }
+  for (const std::string& worker : workers) {  // A worker may have gone meanwhile.
+    session_->CallIn(worker, "Runtime.evaluate",
+                     Dump({{"expression", "self.__pagereelWorker && self.__pagereelWorker.start(" +
+                                              std::to_string(shift_ms) + ")"}}),
+                     options_.timeout)
+        .status()
+        .IgnoreError();
+  }
   PR_RETURN_IF_ERROR(AdvanceTo(origin_us_));
 
   // Every document there is learns frame 0's time; documents made later get it with the
   // script. (Each runs on its own clock until then, standing at 0.)
   std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
   std::set<int64_t> contexts;
-  std::vector<std::string> workers;
   {
     MutexLock lock(&shared_->mu);
     contexts = shared_->contexts;
     shared_->frame = 0;
-    shared_->shift_ms = shift_ms;
-    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
   }
   for (int64_t context : contexts) {
     // A context may have gone meanwhile; that is fine.
     Call("Runtime.evaluate", Dump({{"expression", start}, {"contextId", context}}))
-        .status()
-        .IgnoreError();
-  }
-  for (const std::string& worker : workers) {  // So may a worker.
-    session_->CallIn(worker, "Runtime.evaluate",
-                     Dump({{"expression", "self.__pagereelWorker && self.__pagereelWorker.start(" +
-                                              std::to_string(shift_ms) + ")"}}),
-                     options_.timeout)
         .status()
         .IgnoreError();
   }
@@ -720,6 +792,7 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
                                  ": a worker of it waited " + SecondsText(options_.timeout) +
                                  " for " + FileName(waiting_for));
   }
+  PR_RETURN_IF_ERROR(AwaitWorkerTraffic());
   // Every worker runs its timers due by then, and its animation frames, before the page's
   // time moves (worker_script.js).
   const std::string advance =
@@ -747,6 +820,15 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
   }
   if (pictures > 0) PR_RETURN_IF_ERROR(AwaitWorkerPictures(pictures));
   return Status::Ok();
+}
+
+Status Page::AwaitWorkerTraffic() {
+  // A message crosses between a document and its worker on the wall clock, and is handled
+  // when it arrives: page time waits until every message sent has been handled.
+  return HoldTimeUntil([this]() REQUIRES(shared_->mu) { return shared_->TrafficSettled(); },
+                       "messages between it and its workers did not come to rest (a worker "
+                       "that never answers, or a page and a worker that answer each other "
+                       "without end)");
 }
 
 Status Page::AwaitWorkerPictures(int64_t pictures) {
@@ -820,7 +902,8 @@ Status Page::AdvanceTo(int64_t virtual_us) {
     MutexLock lock(&shared_->mu);
     shared_->virtual_ms = static_cast<double>(virtual_us) / 1000.0;
   }
-  return AwaitBodies();
+  PR_RETURN_IF_ERROR(AwaitBodies());
+  return AwaitWorkerTraffic();
 }
 
 Status Page::AwaitBodies() {

@@ -19,26 +19,23 @@
     if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal(message);
   };
 
-  // Response bodies the page reads (r.json() and the like). A fetch() lets page time go on
-  // once its headers are in, and its body came on the wall clock: what r.json() gave landed
-  // a frame apart between renders. The page tells Page how many reads are pending, and Page
-  // lets the page's tasks run, with page time held, until none is before it draws a frame.
+  // Response bodies the page reads (r.json() and the like) and WebAssembly compiles. A
+  // fetch() lets page time go on once its headers are in, and its body came on the wall
+  // clock: what r.json() gave landed a frame apart between renders; so did a wasm compile.
+  // The page tells Page how many are pending, and Page lets the page's tasks run, with page
+  // time held, until none is before it draws a frame.
   let bodiesPending = 0;
-  for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
-    const read = Response.prototype[name];
-    if (typeof read !== 'function') continue;
-    Response.prototype[name] = function readBody(...args) {
-      const body = read.apply(this, args);
-      bodiesPending += 1;
+/*__PAGEREEL_COMMON__*/
+  wrapWallClockWork(window, (work) => {
+    bodiesPending += 1;
+    signal('bodies:' + bodiesPending);
+    const done = () => {
+      bodiesPending -= 1;
       signal('bodies:' + bodiesPending);
-      const done = () => {
-        bodiesPending -= 1;
-        signal('bodies:' + bodiesPending);
-      };
-      body.then(done, done);
-      return body;
     };
-  }
+    work.then(done, done);
+    return work;
+  });
 
   // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
   // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
@@ -129,6 +126,48 @@
     };
   }
 
+  // Messages between the page and its dedicated workers. A worker handles a message when
+  // it arrives, on the wall clock, and its answer reaches the page in whichever frame is
+  // running then: dotlottie-web's DotLottieWorker asks its worker for its state before it
+  // tells the page it has loaded, and the 'load' event came a frame apart between renders.
+  // So the page and its workers count what they sent and got, and Page lets their tasks
+  // run, with page time held, until every message sent has been handled (Page.cc,
+  // AwaitWorkerTraffic). Each worker gets an id from the page in a first message, which
+  // the worker script takes for itself and names in its own counts.
+  if (typeof Worker === 'function') {
+    const RealWorker = Worker;
+    const postCounted = RealWorker.prototype.postMessage;
+    const traffic = new WeakMap();  // Worker -> { id, sent, received }
+    const later = new MessageChannel();  // Reports go out in a task after the handlers ran.
+    const changed = new Set();
+    later.port1.onmessage = () => {
+      for (const t of changed) signal('traffic:' + t.id + ':' + t.sent + ':' + t.received);
+      changed.clear();
+    };
+    const report = (t) => {
+      if (!changed.size) later.port2.postMessage(0);
+      changed.add(t);
+    };
+    const prefix = Math.random().toString(36).slice(2) + '.';  // Unique among the page's documents.
+    let workers = 0;
+    window.Worker = class Worker extends RealWorker {
+      constructor(...args) {
+        super(...args);
+        const t = { id: prefix + ++workers, sent: 0, received: 0 };
+        traffic.set(this, t);
+        postCounted.call(this, { __pagereelWorkerId: t.id });
+        this.addEventListener('message', () => { t.received += 1; report(t); });
+        report(t);
+      }
+    };
+    RealWorker.prototype.postMessage = function postMessage(...args) {
+      const result = postCounted.apply(this, args);
+      const t = traffic.get(this);
+      if (t) { t.sent += 1; report(t); }
+      return result;
+    };
+  }
+
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
   const realNow = performance.now.bind(performance);
   performance.now = function now() { return film(); };
@@ -145,7 +184,6 @@
 
   // Date: the epoch plus film time; Math.random from a fixed seed (sfc32), the same in
   // every page, worker and lane.
-/*__PAGEREEL_COMMON__*/
   installFilmClocks(window, epoch, film);
 
   // document.timeline and animation start times count from this document's time origin,

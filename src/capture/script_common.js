@@ -40,3 +40,22 @@
       for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
     }
   };
+
+  // Work a page or worker starts that completes on the wall clock, not on page time:
+  // response bodies it reads (r.json() and the like) and WebAssembly compiles (dotlottie-web
+  // compiled its wasm in a worker and started its animation a frame apart from render to
+  // render). wrapWallClockWork(global, wrap) replaces each such function f with one that
+  // returns wrap(promise f gave), so the caller can count them or hold their results.
+  const wrapWallClockWork = (global, wrap) => {
+    const replace = (owner, names) => {
+      if (!owner) return;
+      for (const name of names) {
+        const real = owner[name];
+        if (typeof real !== 'function') continue;
+        owner[name] = { [name](...args) { return wrap(real.apply(this, args)); } }[name];
+      }
+    };
+    replace(global.Response && global.Response.prototype,
+            ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']);
+    replace(global.WebAssembly, ['compile', 'compileStreaming', 'instantiate', 'instantiateStreaming']);
+  };
