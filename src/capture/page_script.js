@@ -130,43 +130,20 @@
   // it arrives, on the wall clock, and its answer reaches the page in whichever frame is
   // running then: dotlottie-web's DotLottieWorker asks its worker for its state before it
   // tells the page it has loaded, and the 'load' event came a frame apart between renders.
-  // So the page and its workers count what they sent and got, and Page lets their tasks
-  // run, with page time held, until every message sent has been handled (Page.cc,
-  // AwaitWorkerTraffic). Each worker gets an id from the page in a first message, which
-  // the worker script takes for itself and names in its own counts.
-  if (typeof Worker === 'function') {
-    const RealWorker = Worker;
-    const postCounted = RealWorker.prototype.postMessage;
-    const traffic = new WeakMap();  // Worker -> { id, sent, received }
-    const later = new MessageChannel();  // Reports go out in a task after the handlers ran.
-    const changed = new Set();
-    later.port1.onmessage = () => {
-      for (const t of changed) signal('traffic:' + t.id + ':' + t.sent + ':' + t.received);
-      changed.clear();
-    };
-    const report = (t) => {
-      if (!changed.size) later.port2.postMessage(0);
-      changed.add(t);
-    };
-    const prefix = Math.random().toString(36).slice(2) + '.';  // Unique among the page's documents.
-    let workers = 0;
-    window.Worker = class Worker extends RealWorker {
-      constructor(...args) {
-        super(...args);
-        const t = { id: prefix + ++workers, sent: 0, received: 0 };
-        traffic.set(this, t);
-        postCounted.call(this, { __pagereelWorkerId: t.id });
-        this.addEventListener('message', () => { t.received += 1; report(t); });
-        report(t);
-      }
-    };
-    RealWorker.prototype.postMessage = function postMessage(...args) {
-      const result = postCounted.apply(this, args);
-      const t = traffic.get(this);
-      if (t) { t.sent += 1; report(t); }
-      return result;
-    };
-  }
+  // So the page and its workers count what they sent and got (script_common.js), and Page
+  // lets their tasks run, with page time held, until every message sent has been handled
+  // (page.cc, AwaitWorkerTraffic).
+  const trafficLater = new MessageChannel();
+  let trafficQueued = false;
+  const flushTraffic = countWorkerTraffic(window, signal, () => {
+    if (trafficQueued) return;
+    trafficQueued = true;
+    trafficLater.port2.postMessage(0);
+  });
+  trafficLater.port1.onmessage = () => {
+    trafficQueued = false;
+    flushTraffic();
+  };
 
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
   const realNow = performance.now.bind(performance);

@@ -72,6 +72,9 @@
     }
     const resolve = waiter;
     waiter = null;
+    // What the timers and animation frames posted is counted before advance() resolves: the
+    // engine looks at the counts as soon as it has.
+    if (trafficQueued) flushTraffic();
     if (resolve) sendCanvases().then(() => resolve(canvasesSent));
   };
   // One timer per task: the next is queued before this one runs.
@@ -120,21 +123,27 @@
   const traffic = { id: null, handled: 0, posted: 0 };
   const trafficLater = new MessageChannel();
   let trafficQueued = false;
-  trafficLater.port1.onmessage = () => {
+  // Its own counts first, then those of the workers it started: when the engine sees that
+  // this worker received what a worker it started posted, it already knows what this one
+  // posted in turn (it forwards, say, to the page).
+  const flushTraffic = () => {
     trafficQueued = false;
     const binding = self.__pagereelWorkerSignal;
     if (traffic.id !== null && typeof binding === 'function') {
-      binding('traffic:' + traffic.id + ':' + traffic.handled + ':' + traffic.posted);
+      binding('worker:' + traffic.id + ':' + traffic.handled + ':' + traffic.posted);
     }
+    flushStartedTraffic();
   };
+  trafficLater.port1.onmessage = () => { if (trafficQueued) flushTraffic(); };
   const reportTraffic = () => {
     if (trafficQueued) return;
     trafficQueued = true;
     trafficLater.port2.postMessage(0);
   };
-  const postReal = typeof DedicatedWorkerGlobalScope === 'function' &&
-                   DedicatedWorkerGlobalScope.prototype.postMessage;
+  const postReal = self.postMessage;
   if (typeof postReal === 'function') {
+    // (An own property of the worker's global object, not of DedicatedWorkerGlobalScope's
+    // prototype.)
     self.postMessage = function postMessage(...args) {
       const result = postReal.apply(self, args);
       traffic.posted += 1;
@@ -196,6 +205,11 @@
   // Clocks: film time in whole ms, as the page's; the page's Math.random.
   performance.now = function now() { return film(); };
 /*__PAGEREEL_COMMON__*/
+  // Workers this worker starts (pagereel attaches them as it does the page's). Before the
+  // clocks: it draws its ids from the real Math.random.
+  const flushStartedTraffic = countWorkerTraffic(self, (message) => {
+    if (typeof self.__pagereelWorkerSignal === 'function') self.__pagereelWorkerSignal(message);
+  }, () => reportTraffic());
   installFilmClocks(self, epoch, film);
 
   // Work that completes on the wall clock (fetch, response bodies, WebAssembly compiles):
@@ -220,9 +234,7 @@
     Promise.resolve(work).then(come(resolve), come(reject));
   });
   wrapWallClockWork(self, hold);
-  // fetch is inherited from WorkerGlobalScope, which the global object does not yet
-  // inherit from here (above).
-  const fetchReal = typeof WorkerGlobalScope === 'function' && WorkerGlobalScope.prototype.fetch;
+  const fetchReal = self.fetch;  // An own property of the global object, as postMessage.
   if (typeof fetchReal === 'function') {
     self.fetch = function fetch(...args) { return hold(fetchReal.apply(self, args)); };
   }
