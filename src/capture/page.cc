@@ -60,6 +60,16 @@ constexpr size_t kMaxMessages = 100;
 
 std::string Dump(const json& j) { return j.dump(); }
 
+// Target.setAutoAttach for the page and each of its workers: dedicated workers stop at
+// their start until pagereel's worker script is in them (Shared::OnAttached); other kinds
+// of target are not attached.
+std::string AutoAttachParams() {
+  return Dump({{"autoAttach", true},
+               {"waitForDebuggerOnStart", true},
+               {"flatten", true},
+               {"filter", json::array({{{"type", "worker"}, {"exclude", false}}})}});
+}
+
 // Milliseconds as Chromium wants them, from exact microseconds: Chromium truncates
 // ms * 1000 to whole microseconds, so 0.4 us keeps the result on `us`.
 double Millis(int64_t us) { return (static_cast<double>(us) + 0.4) / 1000.0; }
@@ -98,6 +108,16 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   struct Worker {
     std::string target_id;  // Also the request id of its main script.
     uint64_t subscription = 0;
+    std::string traffic_id;  // Its id in `traffic`, once it has said it.
+    int64_t order = 0;       // Workers advance in the order they started.
+  };
+  // Messages between a document and one of its dedicated workers (page_script.js): sent
+  // and received as the document counts them, handled and posted as the worker does.
+  struct Traffic {
+    int64_t sent = 0;
+    int64_t received = 0;
+    int64_t handled = 0;
+    int64_t posted = 0;
   };
 
   Shared(int64_t epoch, int64_t lead) : epoch_ms(epoch), lead_ms(lead) {}
@@ -131,7 +151,10 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   // The page's dedicated workers, by session id, and the requests they have in flight
   // (request id -> worker session; their URLs are in `requests` too).
   std::map<std::string, Worker> workers GUARDED_BY(mu);
+  int64_t workers_started GUARDED_BY(mu) = 0;
   std::map<std::string, std::string> worker_requests GUARDED_BY(mu);
+  // By the id the document gave the worker.
+  std::map<std::string, Traffic> traffic GUARDED_BY(mu);
   // Where the page's virtual time stands (ms since it was created), and frame 0's whole-ms
   // virtual time once it is known: what a worker that starts now is told.
   double virtual_ms GUARDED_BY(mu) = 0;
@@ -141,10 +164,39 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   PageSession* session = nullptr;
 
   void OnEvent(const cdp::Event& e) EXCLUDES(mu);
-  // Events of the workers' own sessions: their network requests.
+  // Events of the workers' own sessions: their network requests, message counts and the
+  // workers they start.
   void OnWorkerEvent(const cdp::Event& e) EXCLUDES(mu);
+  // Target.attachedToTarget and detachedFromTarget, of the page or of a worker.
+  void OnAttached(const cdp::Message& m) REQUIRES(mu);
+  void OnDetached(const cdp::Message& m) REQUIRES(mu);
   // The worker script with its settings, for a worker that starts now.
   std::string WorkerScript() const REQUIRES(mu);
+  // Whether every worker has started pagereel's script and handled every message its
+  // document sent it, and the document has received every message the worker posted.
+  bool TrafficSettled() const REQUIRES(mu) {
+    for (const auto& [session_id, worker] : workers) {
+      if (worker.traffic_id.empty()) return false;
+      auto t = traffic.find(worker.traffic_id);
+      if (t != traffic.end() && (t->second.handled < t->second.sent ||
+                                 t->second.received < t->second.posted)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  // "traffic:ID:A:B" from a document or worker about a worker it started (A sent, B
+  // received), "worker:ID:A:B" from the worker itself (A handled, B posted).
+  static bool ParseTraffic(const std::string& payload, std::string* id, int64_t* a, int64_t* b) {
+    const size_t colon0 = payload.find(':');
+    const size_t colon2 = payload.rfind(':');
+    const size_t colon1 = colon2 == std::string::npos ? colon2 : payload.rfind(':', colon2 - 1);
+    if (colon1 == std::string::npos || colon1 <= colon0) return false;
+    *id = payload.substr(colon0 + 1, colon1 - colon0 - 1);
+    *a = std::atoll(payload.c_str() + colon1 + 1);
+    *b = std::atoll(payload.c_str() + colon2 + 1);
+    return true;
+  }
   // Whether a worker is still fetching its scripts (it runs them when they arrive, on the
   // wall clock: page time waits for them).
   bool WorkerFetching() const REQUIRES(mu) {
@@ -170,11 +222,38 @@ std::string Page::Shared::WorkerScript() const {
 void Page::Shared::OnWorkerEvent(const cdp::Event& e) {
   const cdp::Message& m = *e.message;
   MutexLock lock(&mu);
-  if (e.method == "Network.requestWillBeSent") {
+  if (e.method == "Target.attachedToTarget") {
+    OnAttached(m);
+  } else if (e.method == "Target.detachedFromTarget") {
+    OnDetached(m);
+  } else if (e.method == "Runtime.bindingCalled") {
+    // "worker:ID:HANDLED:POSTED", its own counts; "traffic:ID:SENT:RECEIVED", those of a
+    // worker it started, as it counts them.
+    Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
+    std::string id;
+    int64_t a = 0;
+    int64_t b = 0;
+    auto worker = workers.find(e.session_id);
+    if (!payload.ok() || worker == workers.end() || !ParseTraffic(*payload, &id, &a, &b)) return;
+    if (payload->starts_with("worker:")) {
+      worker->second.traffic_id = id;
+      traffic[id].handled = a;
+      traffic[id].posted = b;
+    } else if (payload->starts_with("traffic:")) {
+      traffic[id].sent = a;
+      traffic[id].received = b;
+    }
+    cv.SignalAll();
+  } else if (e.method == "Network.requestWillBeSent") {
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     Result<std::string> url = cdp::GetString(m, {"params", "request", "url"});
     if (url.ok()) requested.insert(*url);
     if (!id.ok()) return;
+    // A worker's fetch() is waited for by the worker script, which hands its response (and
+    // then its body) to the worker's script in its next advance; waiting here for the body to
+    // finish loading would wait for ever on a body nobody reads until then.
+    Result<std::string> type = cdp::GetString(m, {"params", "type"});
+    if (type.ok() && *type == "Fetch") return;
     requests[*id] = url.ok() ? *url : "?";
     worker_requests[*id] = e.session_id;
   } else if (e.method == "Network.loadingFinished" || e.method == "Network.loadingFailed") {
@@ -184,6 +263,55 @@ void Page::Shared::OnWorkerEvent(const cdp::Event& e) {
     worker_requests.erase(*id);
     cv.SignalAll();
   }
+}
+
+void Page::Shared::OnAttached(const cdp::Message& m) {
+  // A dedicated worker (classic, module or blob:, started by the page or by a worker),
+  // paused at its start by an auto-attach: pagereel's worker script goes in before the
+  // worker's own, its network requests are watched (its main script's request is announced
+  // on the parent's session, and finishes only on the worker's own), the workers it starts
+  // are attached the same way, then it runs. The calls are queued in order on its session;
+  // nothing here waits. Anything else is let go at once.
+  Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
+  Result<std::string> type = cdp::GetString(m, {"params", "targetInfo", "type"});
+  Result<std::string> target_id = cdp::GetString(m, {"params", "targetInfo", "targetId"});
+  if (!session_id.ok() || session == nullptr) return;
+  if (type.ok() && *type == "worker" && target_id.ok()) {
+    Worker& worker = workers[*session_id];
+    worker.target_id = *target_id;
+    worker.order = workers_started++;
+    worker.subscription =
+        session->SubscribeTo(*session_id, shared_from_this(), &Shared::OnWorkerEvent);
+    session->SendTo(*session_id, "Network.enable",
+                    Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
+        .IgnoreError();
+    session->SendTo(*session_id, "Runtime.addBinding", Dump({{"name", "__pagereelWorkerSignal"}}))
+        .IgnoreError();
+    session->SendTo(*session_id, "Target.setAutoAttach", AutoAttachParams()).IgnoreError();
+    session->SendTo(*session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript()}}))
+        .IgnoreError();
+  }
+  session->SendTo(*session_id, "Runtime.runIfWaitingForDebugger").IgnoreError();
+}
+
+void Page::Shared::OnDetached(const cdp::Message& m) {
+  Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
+  if (!session_id.ok()) return;
+  auto worker = workers.find(*session_id);
+  if (worker == workers.end()) return;
+  requests.erase(worker->second.target_id);
+  for (auto r = worker_requests.begin(); r != worker_requests.end();) {
+    if (r->second != *session_id) {
+      ++r;
+      continue;
+    }
+    requests.erase(r->first);
+    r = worker_requests.erase(r);
+  }
+  if (session != nullptr) session->Unsubscribe(worker->second.subscription);
+  traffic.erase(worker->second.traffic_id);
+  workers.erase(worker);
+  cv.SignalAll();
 }
 
 void Page::Shared::OnEvent(const cdp::Event& e) {
@@ -210,6 +338,15 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
+    } else if (payload->rfind("traffic:", 0) == 0) {
+      std::string id;
+      int64_t sent = 0;
+      int64_t received = 0;
+      if (ParseTraffic(*payload, &id, &sent, &received)) {
+        traffic[id].sent = sent;
+        traffic[id].received = received;
+      }
+      cv.SignalAll();
     } else if (payload->rfind("canvases:", 0) == 0) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) {
@@ -240,44 +377,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     }
     if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
   } else if (method == "Target.attachedToTarget") {
-    // A dedicated worker (classic, module or blob:), paused at its start by the page's
-    // auto-attach: pagereel's worker script goes in before the worker's own, and its
-    // network requests are watched (its main script's request is announced here, and
-    // finishes only on the worker's own session), then it runs. The calls are queued in
-    // order on its session; nothing here waits. Anything else is let go at once.
-    Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
-    Result<std::string> type = cdp::GetString(m, {"params", "targetInfo", "type"});
-    Result<std::string> target_id = cdp::GetString(m, {"params", "targetInfo", "targetId"});
-    if (!session_id.ok() || session == nullptr) return;
-    if (type.ok() && *type == "worker" && target_id.ok()) {
-      Worker& worker = workers[*session_id];
-      worker.target_id = *target_id;
-      worker.subscription = session->SubscribeTo(*session_id, shared_from_this(),
-                                                 &Shared::OnWorkerEvent);
-      session->SendTo(*session_id, "Network.enable",
-                      Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
-          .IgnoreError();
-      session->SendTo(*session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript()}}))
-          .IgnoreError();
-    }
-    session->SendTo(*session_id, "Runtime.runIfWaitingForDebugger").IgnoreError();
+    OnAttached(m);
   } else if (method == "Target.detachedFromTarget") {
-    Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
-    if (!session_id.ok()) return;
-    auto worker = workers.find(*session_id);
-    if (worker == workers.end()) return;
-    requests.erase(worker->second.target_id);
-    for (auto r = worker_requests.begin(); r != worker_requests.end();) {
-      if (r->second != *session_id) {
-        ++r;
-        continue;
-      }
-      requests.erase(r->first);
-      r = worker_requests.erase(r);
-    }
-    if (session != nullptr) session->Unsubscribe(worker->second.subscription);
-    workers.erase(worker);
-    cv.SignalAll();
+    OnDetached(m);
   } else if (method == "Network.requestWillBeSent") {
     if (Result<std::string> url = cdp::GetString(m, {"params", "request", "url"}); url.ok()) {
       requested.insert(*url);
@@ -428,14 +530,7 @@ Status Page::Emulate() {
   PR_RETURN_IF_ERROR(
       Call("Network.enable", Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
           .status());
-  // Dedicated workers stop at their start until pagereel's worker script is in them
-  // (Shared::OnEvent); other kinds of target are not attached.
-  PR_RETURN_IF_ERROR(Call("Target.setAutoAttach",
-                          Dump({{"autoAttach", true},
-                                {"waitForDebuggerOnStart", true},
-                                {"flatten", true},
-                                {"filter", json::array({{{"type", "worker"}, {"exclude", false}}})}}))
-                         .status());
+  PR_RETURN_IF_ERROR(Call("Target.setAutoAttach", AutoAttachParams()).status());
   PR_RETURN_IF_ERROR(Call("Page.addScriptToEvaluateOnNewDocument",
                           Dump({{"source", PageScript(std::nullopt)}}))
                          .status());
@@ -612,31 +707,37 @@ Status Page::Start() {
   // Frame 0 is drawn half a millisecond past the whole millisecond the page got ready at.
   const int64_t shift_ms = (virtual_us_ - kLoadUs) / 1000;
   origin_us_ = kLoadUs + shift_ms * 1000 + kFramePhaseUs;
+
+  // Workers learn frame 0's time first: the advance to frame 0 runs their animation frames
+  // (at film time 0, as the page's first), which run only from frame 0 on.
+  std::vector<std::string> workers;
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->shift_ms = shift_ms;
+    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
+  }
+  for (const std::string& worker : workers) {  // A worker may have gone meanwhile.
+    session_->CallIn(worker, "Runtime.evaluate",
+                     Dump({{"expression", "self.__pagereelWorker && self.__pagereelWorker.start(" +
+                                              std::to_string(shift_ms) + ")"}}),
+                     options_.timeout)
+        .status()
+        .IgnoreError();
+  }
   PR_RETURN_IF_ERROR(AdvanceTo(origin_us_));
 
   // Every document there is learns frame 0's time; documents made later get it with the
   // script. (Each runs on its own clock until then, standing at 0.)
   std::string start = "window.__pagereel && window.__pagereel.start(" + std::to_string(shift_ms) + ")";
   std::set<int64_t> contexts;
-  std::vector<std::string> workers;
   {
     MutexLock lock(&shared_->mu);
     contexts = shared_->contexts;
     shared_->frame = 0;
-    shared_->shift_ms = shift_ms;
-    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
   }
   for (int64_t context : contexts) {
     // A context may have gone meanwhile; that is fine.
     Call("Runtime.evaluate", Dump({{"expression", start}, {"contextId", context}}))
-        .status()
-        .IgnoreError();
-  }
-  for (const std::string& worker : workers) {  // So may a worker.
-    session_->CallIn(worker, "Runtime.evaluate",
-                     Dump({{"expression", "self.__pagereelWorker && self.__pagereelWorker.start(" +
-                                              std::to_string(shift_ms) + ")"}}),
-                     options_.timeout)
         .status()
         .IgnoreError();
   }
@@ -713,13 +814,19 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
       shared_->cv.WaitUntil(&shared_->mu,
                             std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
     }
-    for (const auto& [session_id, worker] : shared_->workers) workers.push_back(session_id);
+    std::vector<std::pair<int64_t, std::string>> started;
+    for (const auto& [session_id, worker] : shared_->workers) {
+      started.emplace_back(worker.order, session_id);
+    }
+    std::sort(started.begin(), started.end());
+    for (auto& [order, session_id] : started) workers.push_back(std::move(session_id));
   }
   if (!waiting_for.empty()) {
     return DeadlineExceededError("the page " + name_ + " did not settle " + Where() +
                                  ": a worker of it waited " + SecondsText(options_.timeout) +
                                  " for " + FileName(waiting_for));
   }
+  PR_RETURN_IF_ERROR(AwaitWorkerTraffic());
   // Every worker runs its timers due by then, and its animation frames, before the page's
   // time moves (worker_script.js).
   const std::string advance =
@@ -744,9 +851,21 @@ Status Page::AdvanceWorkers(int64_t virtual_us) {
         pictures += static_cast<int64_t>(*sent);
       }
     }
+    // What it posted (to the page, to a worker it started or that started it) is handled
+    // before the next worker's turn.
+    PR_RETURN_IF_ERROR(AwaitWorkerTraffic());
   }
   if (pictures > 0) PR_RETURN_IF_ERROR(AwaitWorkerPictures(pictures));
   return Status::Ok();
+}
+
+Status Page::AwaitWorkerTraffic() {
+  // A message crosses between a document and its worker on the wall clock, and is handled
+  // when it arrives: page time waits until every message sent has been handled.
+  return HoldTimeUntil([this]() REQUIRES(shared_->mu) { return shared_->TrafficSettled(); },
+                       "messages between it and its workers did not come to rest (a worker "
+                       "that never answers, or a page and a worker that answer each other "
+                       "without end)");
 }
 
 Status Page::AwaitWorkerPictures(int64_t pictures) {
@@ -820,7 +939,8 @@ Status Page::AdvanceTo(int64_t virtual_us) {
     MutexLock lock(&shared_->mu);
     shared_->virtual_ms = static_cast<double>(virtual_us) / 1000.0;
   }
-  return AwaitBodies();
+  PR_RETURN_IF_ERROR(AwaitBodies());
+  return AwaitWorkerTraffic();
 }
 
 Status Page::AwaitBodies() {

@@ -156,8 +156,11 @@ class Page {
   Status AdvanceTo(int64_t virtual_us);
   Status AdvanceWorkers(int64_t virtual_us);
   // Waits, with the page's tasks running and its time held, until every response body the
-  // page reads (r.json() and the like) has come.
+  // page reads (r.json() and the like) and every WebAssembly compile it started has come.
   Status AwaitBodies();
+  // Waits, likewise, until every message between the page's documents and their dedicated
+  // workers has been handled (page_script.js, worker_script.js).
+  Status AwaitWorkerTraffic();
   // Lets the page's tasks run with its time held until `done` (called with shared_->mu
   // held) is true; fails naming `what` after the timeout.
   Status HoldTimeUntil(const std::function<bool()>& done, std::string_view what);

@@ -19,26 +19,23 @@
     if (typeof window.__pagereelSignal === 'function') window.__pagereelSignal(message);
   };
 
-  // Response bodies the page reads (r.json() and the like). A fetch() lets page time go on
-  // once its headers are in, and its body came on the wall clock: what r.json() gave landed
-  // a frame apart between renders. The page tells Page how many reads are pending, and Page
-  // lets the page's tasks run, with page time held, until none is before it draws a frame.
+  // Response bodies the page reads (r.json() and the like) and WebAssembly compiles. A
+  // fetch() lets page time go on once its headers are in, and its body came on the wall
+  // clock: what r.json() gave landed a frame apart between renders; so did a wasm compile.
+  // The page tells Page how many are pending, and Page lets the page's tasks run, with page
+  // time held, until none is before it draws a frame.
   let bodiesPending = 0;
-  for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
-    const read = Response.prototype[name];
-    if (typeof read !== 'function') continue;
-    Response.prototype[name] = function readBody(...args) {
-      const body = read.apply(this, args);
-      bodiesPending += 1;
+/*__PAGEREEL_COMMON__*/
+  wrapWallClockWork(window, (work) => {
+    bodiesPending += 1;
+    signal('bodies:' + bodiesPending);
+    const done = () => {
+      bodiesPending -= 1;
       signal('bodies:' + bodiesPending);
-      const done = () => {
-        bodiesPending -= 1;
-        signal('bodies:' + bodiesPending);
-      };
-      body.then(done, done);
-      return body;
     };
-  }
+    work.then(done, done);
+    return work;
+  });
 
   // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
   // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
@@ -129,6 +126,25 @@
     };
   }
 
+  // Messages between the page and its dedicated workers. A worker handles a message when
+  // it arrives, on the wall clock, and its answer reaches the page in whichever frame is
+  // running then: dotlottie-web's DotLottieWorker asks its worker for its state before it
+  // tells the page it has loaded, and the 'load' event came a frame apart between renders.
+  // So the page and its workers count what they sent and got (script_common.js), and Page
+  // lets their tasks run, with page time held, until every message sent has been handled
+  // (page.cc, AwaitWorkerTraffic).
+  const trafficLater = new MessageChannel();
+  let trafficQueued = false;
+  const flushTraffic = countWorkerTraffic(window, signal, () => {
+    if (trafficQueued) return;
+    trafficQueued = true;
+    trafficLater.port2.postMessage(0);
+  });
+  trafficLater.port1.onmessage = () => {
+    trafficQueued = false;
+    flushTraffic();
+  };
+
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
   const realNow = performance.now.bind(performance);
   performance.now = function now() { return film(); };
@@ -145,7 +161,6 @@
 
   // Date: the epoch plus film time; Math.random from a fixed seed (sfc32), the same in
   // every page, worker and lane.
-/*__PAGEREEL_COMMON__*/
   installFilmClocks(window, epoch, film);
 
   // document.timeline and animation start times count from this document's time origin,

@@ -40,3 +40,69 @@
       for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
     }
   };
+
+  // Work a page or worker starts that completes on the wall clock, not on page time:
+  // response bodies it reads (r.json() and the like) and WebAssembly compiles (dotlottie-web
+  // compiled its wasm in a worker and started its animation a frame apart from render to
+  // render). wrapWallClockWork(global, wrap) replaces each such function f with one that
+  // returns wrap(promise f gave), so the caller can count them or hold their results.
+  const wrapWallClockWork = (global, wrap) => {
+    const replace = (owner, names) => {
+      if (!owner) return;
+      for (const name of names) {
+        const real = owner[name];
+        if (typeof real !== 'function') continue;
+        owner[name] = { [name](...args) { return wrap(real.apply(this, args)); } }[name];
+      }
+    };
+    replace(global.Response && global.Response.prototype,
+            ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']);
+    replace(global.WebAssembly, ['compile', 'compileStreaming', 'instantiate', 'instantiateStreaming']);
+  };
+
+  // countWorkerTraffic(global, signal, changed): the messages a page (or a worker) and each
+  // dedicated worker it starts send each other, counted on this side. Each worker gets its
+  // ID in a first message, which the worker script takes for itself and names in its own
+  // counts ('worker:ID:HANDLED:POSTED', worker_script.js); the engine holds page time until
+  // the two agree (page.cc, AwaitWorkerTraffic). After a change it calls changed(); the
+  // function it returns then sends signal('traffic:ID:SENT:RECEIVED') for each worker whose
+  // counts changed. Call it in a task after the handlers ran (a handler may answer).
+  const countWorkerTraffic = (global, signal, changed) => {
+    const RealWorker = global.Worker;
+    if (typeof RealWorker !== 'function') return () => {};
+    const post = RealWorker.prototype.postMessage;
+    const traffic = new WeakMap();  // Worker -> { id, sent, received }
+    const unsent = new Set();
+    const flush = () => {
+      for (const t of unsent) signal('traffic:' + t.id + ':' + t.sent + ':' + t.received);
+      unsent.clear();
+    };
+    const report = (t) => {
+      unsent.add(t);
+      changed();
+    };
+    // Unique among the page's documents and workers; the real Math.random, so the page's
+    // seeded one is not drawn from.
+    const prefix = Math.random().toString(36).slice(2) + '.';
+    let workers = 0;
+    global.Worker = class Worker extends RealWorker {
+      constructor(...args) {
+        super(...args);
+        const t = { id: prefix + ++workers, sent: 0, received: 0 };
+        traffic.set(this, t);
+        post.call(this, { __pagereelWorkerId: t.id });
+        this.addEventListener('message', () => { t.received += 1; report(t); });
+        report(t);
+      }
+    };
+    RealWorker.prototype.postMessage = function postMessage(...args) {
+      const result = post.apply(this, args);
+      const t = traffic.get(this);
+      if (t) {
+        t.sent += 1;
+        report(t);
+      }
+      return result;
+    };
+    return flush;
+  };

@@ -12,7 +12,9 @@
 // Page drives it before every grant of virtual time to the page, with
 //   __pagereelWorker.advance(T)   (awaited)
 // T: the virtual time the page is about to reach, in ms since it was created (timers run
-// on it, as the page's do). The promise resolves once every timer due by T has run (each
+// on it, as the page's do). First the results of wall-clock work that came since the last
+// advance (fetch, bodies, wasm; it waits for those in flight) are handed over, then the
+// timers run. The promise resolves once every timer due by T has run (each
 // as a task of its own, so microtasks run between them, in order of due time, the clocks
 // standing at its due time) and then the worker's animation frame callbacks: whatever
 // they posted to the page is in the page's queue before the page's time moves, so the
@@ -20,7 +22,7 @@
 // canvas pictures sent to the page so far, which Page waits for the page to have.
 (() => {
   if (self.__pagereelWorker) return;
-  const config = __PAGEREEL_CONFIG__;  // { epoch, t, shift }
+  const config = __PAGEREEL_CONFIG__;  // { epoch, lead, t, shift }
   const epoch = config.epoch;  // Date.now() at frame 0, ms.
   let now = config.t;          // Virtual time, ms since the page was created.
   let shift = config.shift;    // Frame 0's whole-ms virtual time; null until it is known.
@@ -59,7 +61,8 @@
   const finish = () => {
     if (target > -Infinity) now = Math.max(now, target);
     target = -Infinity;
-    for (const [id, callback] of rafs.splice(0)) {
+    // Animation frames run from frame 0 on, as the page's (no frame is drawn before it).
+    for (const [id, callback] of shift === null ? [] : rafs.splice(0)) {
       if (cancelled.delete(id)) continue;
       try {
         callback(film());
@@ -69,6 +72,9 @@
     }
     const resolve = waiter;
     waiter = null;
+    // What the timers and animation frames posted is counted before advance() resolves: the
+    // engine looks at the counts as soon as it has.
+    if (trafficQueued) flushTraffic();
     if (resolve) sendCanvases().then(() => resolve(canvasesSent));
   };
   // One timer per task: the next is queued before this one runs.
@@ -111,6 +117,41 @@
   self.clearTimeout = function clearTimeout(id) { timers.delete(id); };
   self.clearInterval = function clearInterval(id) { timers.delete(id); };
 
+  // Messages from and to the page, counted (page_script.js says why): the page's messages
+  // this worker has handled and its own it has posted, told to Page through a binding in a
+  // task after the handlers ran.
+  const traffic = { id: null, handled: 0, posted: 0 };
+  const trafficLater = new MessageChannel();
+  let trafficQueued = false;
+  // Its own counts first, then those of the workers it started: when the engine sees that
+  // this worker received what a worker it started posted, it already knows what this one
+  // posted in turn (it forwards, say, to the page).
+  const flushTraffic = () => {
+    trafficQueued = false;
+    const binding = self.__pagereelWorkerSignal;
+    if (traffic.id !== null && typeof binding === 'function') {
+      binding('worker:' + traffic.id + ':' + traffic.handled + ':' + traffic.posted);
+    }
+    flushStartedTraffic();
+  };
+  trafficLater.port1.onmessage = () => { if (trafficQueued) flushTraffic(); };
+  const reportTraffic = () => {
+    if (trafficQueued) return;
+    trafficQueued = true;
+    trafficLater.port2.postMessage(0);
+  };
+  const postReal = self.postMessage;
+  if (typeof postReal === 'function') {
+    // (An own property of the worker's global object, not of DedicatedWorkerGlobalScope's
+    // prototype.)
+    self.postMessage = function postMessage(...args) {
+      const result = postReal.apply(self, args);
+      traffic.posted += 1;
+      reportTraffic();
+      return result;
+    };
+  }
+
   // OffscreenCanvases the page handed over (page_script.js keeps their elements): their
   // pictures go back to the page at the end of every advance, after the worker's timers
   // and animation frames, so the frame shows what the worker drew for it. The page sends a
@@ -124,9 +165,17 @@
     if (data && data.__pagereelCanvasPort) {
       canvasPort = data.__pagereelCanvasPort;
       e.stopImmediatePropagation();
-    } else if (canvasPort) {
-      findCanvases(data, 0, pageCanvases);
+      return;
     }
+    if (data && data.__pagereelWorkerId) {
+      traffic.id = data.__pagereelWorkerId;
+      e.stopImmediatePropagation();
+      reportTraffic();
+      return;
+    }
+    if (canvasPort) findCanvases(data, 0, pageCanvases);
+    traffic.handled += 1;
+    reportTraffic();
   }, true);
   // Resolves once every drawn canvas's picture is on its way to the page.
   const sendCanvases = () => {
@@ -156,18 +205,65 @@
   // Clocks: film time in whole ms, as the page's; the page's Math.random.
   performance.now = function now() { return film(); };
 /*__PAGEREEL_COMMON__*/
+  // Workers this worker starts (pagereel attaches them as it does the page's). Before the
+  // clocks: it draws its ids from the real Math.random.
+  const flushStartedTraffic = countWorkerTraffic(self, (message) => {
+    if (typeof self.__pagereelWorkerSignal === 'function') self.__pagereelWorkerSignal(message);
+  }, () => reportTraffic());
   installFilmClocks(self, epoch, film);
+
+  // Work that completes on the wall clock (fetch, response bodies, WebAssembly compiles):
+  // its result is handed to the worker's script only in advance(), before the timers, so
+  // what follows from it runs at the same point of the film in every render. (Without
+  // this, dotlottie-web's worker compiled its wasm and fetched its animation on the wall
+  // clock, and its animation started a frame apart from render to render.)
+  let working = 0;      // Work started whose result has not come.
+  const arrived = [];   // Each settles a caller's promise with a result that came.
+  let whenIdle = null;  // Resolves release()'s wait once `working` is 0.
+  const hold = (work) => new Promise((resolve, reject) => {
+    working += 1;
+    const come = (settle) => (value) => {
+      arrived.push(() => settle(value));
+      working -= 1;
+      if (working === 0 && whenIdle) {
+        const idle = whenIdle;
+        whenIdle = null;
+        idle();
+      }
+    };
+    Promise.resolve(work).then(come(resolve), come(reject));
+  });
+  wrapWallClockWork(self, hold);
+  const fetchReal = self.fetch;  // An own property of the global object, as postMessage.
+  if (typeof fetchReal === 'function') {
+    self.fetch = function fetch(...args) { return hold(fetchReal.apply(self, args)); };
+  }
+  const nextTask = () => new Promise((resolve) => {
+    const c = new MessageChannel();
+    c.port1.onmessage = () => resolve();
+    c.port2.postMessage(0);
+  });
+  // Waits for the work in flight and hands over every result, until none is left (what a
+  // result leads to may start more: a fetch, then its body).
+  const release = async () => {
+    for (;;) {
+      if (working > 0) await new Promise((resolve) => { whenIdle = resolve; });
+      if (!arrived.length) return;
+      for (const settle of arrived.splice(0)) settle();
+      await nextTask();  // The callers' continuations run first.
+    }
+  };
 
   Object.defineProperty(self, '__pagereelWorker', {
     value: Object.freeze({
       // Frame 0 is at virtual time shift + 0.5 ms: from then on the clocks run.
       start(s) { if (shift === null) shift = s; },
       advance(t) {
-        return new Promise((resolve) => {
+        return release().then(() => new Promise((resolve) => {
           waiter = resolve;
           target = Math.max(t, now);
           pump();
-        });
+        }));
       },
     }),
   });

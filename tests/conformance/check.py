@@ -137,6 +137,48 @@ def serve_with_ranges(port, root):
     import re
 
     class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+                self.websocket()
+            else:
+                super().do_GET()
+
+        def websocket(self):
+            """A loopback WebSocket (RFC 6455, text frames) for pages/websocket: answers each
+            message "N" with "N*2+1", so what arrives depends only on what the page sent."""
+            import base64
+            import hashlib
+            import struct
+            key = self.headers.get("Sec-WebSocket-Key", "")
+            accept = base64.b64encode(hashlib.sha1(
+                (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", accept)
+            super().end_headers()
+            self.wfile.flush()
+            self.close_connection = True
+            for _ in range(1000):  # Bounded: a page sends a few messages.
+                head = self.rfile.read(2)
+                if len(head) < 2 or head[0] & 0x0F == 8:  # Closed, or a close frame.
+                    return
+                size = head[1] & 0x7F
+                if size == 126:
+                    size = struct.unpack(">H", self.rfile.read(2))[0]
+                elif size == 127:
+                    size = struct.unpack(">Q", self.rfile.read(8))[0]
+                mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+                data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(size)))
+                if head[0] & 0x0F != 1:
+                    continue
+                try:
+                    answer = str(int(data.decode()) * 2 + 1).encode()
+                except ValueError:
+                    answer = b"?"
+                self.wfile.write(bytes([0x81, len(answer)]) + answer)
+                self.wfile.flush()
+
         def send_head(self):
             path = self.translate_path(self.path)
             m = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
