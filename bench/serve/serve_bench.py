@@ -171,6 +171,26 @@ def posted_page(pages_dir, base_url):
     return html.replace('src="img/', f'src="{base_url.rstrip("/")}/img/')
 
 
+def runs(path):
+    """One row per closed-loop result in the order run, for runs that alternate builds or
+    settings of one service (SERVICES="pagereel-A node-c4 pagereel-B pagereel-A ..."): the
+    ratio is against the mean of the Node service's rows of the same test and concurrency."""
+    results = [json.loads(line) for line in open(path) if line.strip()]
+    load = [r for r in results if 'conc' in r and 'ok_per_s' in r]
+    print('| service | capture | concurrency | captures/s | p50 / p99 ms | peak RSS of the tree, MB '
+          '| against node |')
+    print('|---|---|---|---|---|---|---|')
+    for r in load:
+        node = [n['ok_per_s'] for n in load if n['service'].startswith('node')
+                and n['test'] == r['test'] and n['conc'] == r['conc']]
+        ratio = (f"{r['ok_per_s'] / (sum(node) / len(node)):.2f}x"
+                 if node and not r['service'].startswith('node') else '-')
+        codes = '' if set(r['codes']) <= {'200'} else f" ({r['codes']})"
+        print(f"| {r['service']} | {r['test']} | {r['conc']} | {r['ok_per_s']:.2f}{codes} "
+              f"| {r['p50_ms']:.0f} / {r['p99_ms']:.0f} | {r.get('peak_tree_rss_mb', '-')} "
+              f"| {ratio} |")
+
+
 def table(path):
     results = [json.loads(line) for line in open(path) if line.strip()]
     services = []
@@ -278,6 +298,8 @@ def main():
     p.add_argument('base_url')
     p = sub.add_parser('table')
     p.add_argument('results')
+    p = sub.add_parser('runs')
+    p.add_argument('results')
     args = ap.parse_args()
     if args.cmd == 'hey-stats':
         print(json.dumps(hey_stats(args.csv)))
@@ -289,6 +311,8 @@ def main():
         sys.stdout.write(posted_page(args.pages_dir, args.base_url))
     elif args.cmd == 'table':
         table(args.results)
+    elif args.cmd == 'runs':
+        runs(args.results)
 
 
 if __name__ == '__main__':

@@ -19,7 +19,10 @@
 #   flock /tmp/pagereel-build.lock bench/serve/serve_bench.sh
 # Settings (environment):
 #   SERVICES="pagereel node browserless"   which services, in this order; node-cN is the
-#                  Node service with N concurrent captures (default CAPACITY), e.g. node-c4
+#                  Node service with N concurrent captures (default CAPACITY), e.g. node-c4;
+#                  pagereel-<NAME> is pagereel started by SERVE_CMD_<NAME> (services.sh), and a
+#                  service may come more than once (A and B alternated: the last table has
+#                  one row per run)
 #   SERVE_CMD      how to start pagereel; default
 #                  "build/src/cli/pagereel serve --listen 127.0.0.1:$PAGEREEL_PORT --allow http://127.0.0.1:$PAGEPORT"
 #   PAGEREEL_PORT=8080 NODE_PORT=8090 BROWSERLESS_PORT=3000 PAGEPORT=8091
@@ -121,8 +124,15 @@ closed_loop() {  # SERVICE TEST CONCS: the current request, DURATION s at each c
   for c in $3; do
     tag="$1-$2-c$c"
     log "$tag: $duration s"
+    # The service's whole process tree's memory, sampled every 2 s while hey runs: the
+    # peak goes with the figures (what more captures at once cost).
+    ( while :; do $py mem "$svc_pid" 2>/dev/null; sleep 2; done ) >"$out/$tag.mem" &
+    local sampler=$!
     hey_run "$out/$tag.csv" -z "${duration}s" -c "$c"
-    record "$($py hey-stats "$out/$tag.csv")" service="$1" test="$2" conc="$c"
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+    local peak
+    peak=$(python3 -c "import json,sys; print(max([json.loads(l)['tree_rss_kb'] for l in open(sys.argv[1]) if l.strip()] or [0]) // 1024)" "$out/$tag.mem")
+    record "$($py hey-stats "$out/$tag.csv")" service="$1" test="$2" conc="$c" peak_tree_rss_mb="$peak"
   done
 }
 
@@ -223,4 +233,6 @@ echo "Measured $(date -u +%Y-%m-%d) at commit \`$commit\` on $(nproc) CPUs ($(gr
 echo "Settings: SERVICES=\"$services\" CAPACITY=$capacity QUEUE=$queue QUEUE_WAIT_MS=$queue_wait_ms CONCS=\"$concs\" DURATION=$duration PDF_CONCS=\"$pdf_concs\" OVERLOAD_SECONDS=$overload_s OVERLOAD_FACTOR=$overload_factor SOAK_N=$soak_n SOAK_EVERY=$soak_every SOAK_CONC=$soak_conc"
 echo
 $py table "$results"
+echo
+$py runs "$results"
 log "raw results, logs and CSVs: $out (${SECONDS} s in all)"

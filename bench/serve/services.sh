@@ -5,6 +5,9 @@
 #   PAGEPORT=8091 PAGEREEL_PORT=8080 NODE_PORT=8090 BROWSERLESS_PORT=3000
 #   CAPACITY=nproc QUEUE=100 QUEUE_WAIT_MS=20000   given to the Node service and browserless
 #   SERVE_CMD="build/src/cli/pagereel serve --listen 127.0.0.1:$PAGEREEL_PORT --allow http://127.0.0.1:$PAGEPORT"
+#   SERVE_CMD_<NAME>   how to start the service named pagereel-<NAME> (letters, digits and _),
+#                  so that two builds or settings of pagereel alternate in one run, e.g.
+#                  SERVICES="pagereel-A node-c4 pagereel-B pagereel-A pagereel-B"
 
 pageport=${PAGEPORT:-8091}
 pagereel_port=${PAGEREEL_PORT:-8080}
@@ -61,7 +64,7 @@ start_pages() {
   wait_ready "$pages/static.html" 10 || { log "the page server did not start"; return 1; }
 }
 
-# start_service NAME: starts pagereel, node, node-cN (the Node service with N concurrent
+# start_service NAME: starts pagereel, pagereel-<NAME> (SERVE_CMD_<NAME>), node, node-cN (the Node service with N concurrent
 # captures instead of CAPACITY) or browserless; sets svc_pid, svc_kind (pagereel, node or
 # browserless), svc_base, svc_ready (a URL that answers 2xx when it can take work) and
 # refusal (its overload code).
@@ -71,6 +74,12 @@ start_service() {
     pagereel)
       svc_base="http://127.0.0.1:$pagereel_port"; svc_ready="$svc_base/readyz"; refusal=503
       bash -c "exec $serve_cmd" >"$out/$1.log" 2>&1 & ;;
+    pagereel-*)
+      local var="SERVE_CMD_${1#pagereel-}"
+      if [ -z "${!var:-}" ]; then log "service '$1' needs $var: how to start it"; return 1; fi
+      svc_kind=pagereel
+      svc_base="http://127.0.0.1:$pagereel_port"; svc_ready="$svc_base/readyz"; refusal=503
+      bash -c "exec ${!var}" >"$out/$1-$SECONDS.log" 2>&1 & ;;
     node|node-c[0-9]*)
       local conc=$capacity
       [ "$1" = node ] || conc=${1#node-c}

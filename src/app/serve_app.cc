@@ -15,6 +15,9 @@ namespace pagereel::app {
 
 namespace {
 
+// Captures at once per browser. On 2 cores, 6 or 8 took no more captures a second than 4
+// once a capture's DevTools calls were sent together, for a longer p99 and 0.2-0.7 GB more
+// memory (bench/RESULTS.md, "fewer round trips").
 constexpr int kDefaultPerBrowser = 4;
 // Niceness added to browsers and capture workers, below the HTTP thread.
 constexpr int kCaptureNice = 5;

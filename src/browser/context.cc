@@ -64,18 +64,15 @@ void BrowserContext::Close() {
   cdp::Client& client = browser_.client();
   if (!client.connection_status().ok()) return;  // The browser is gone, and its contexts.
   // Best effort: nothing waits on these, and a browser that does not answer is replaced.
+  // Sent at once: the browser closes the targets, then disposes of the context, in the
+  // order sent (one round trip, not one per call).
+  std::vector<cdp::Command> close;
   for (const std::string& target : targets) {
-    client
-        .Call("Target.closeTarget", nlohmann::json{{"targetId", target}}.dump(), {},
-              options_.close_timeout)
-        .status()
-        .IgnoreError();
+    close.push_back({"Target.closeTarget", nlohmann::json{{"targetId", target}}.dump()});
   }
-  client
-      .Call("Target.disposeBrowserContext", nlohmann::json{{"browserContextId", id_}}.dump(), {},
-            options_.close_timeout)
-      .status()
-      .IgnoreError();
+  close.push_back(
+      {"Target.disposeBrowserContext", nlohmann::json{{"browserContextId", id_}}.dump()});
+  client.CallAll(close, {}, options_.close_timeout);
 }
 
 }  // namespace pagereel::browser

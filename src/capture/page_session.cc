@@ -138,6 +138,19 @@ Result<cdp::Message> PageSession::Call(std::string_view method, std::string_view
   return Explain(method, reply.status());
 }
 
+Result<std::vector<cdp::Message>> PageSession::CallAll(const std::vector<cdp::Command>& commands,
+                                                       std::chrono::milliseconds timeout) {
+  std::vector<Result<cdp::Message>> replies = browser_.client().CallAll(
+      commands, session_id_, timeout.count() > 0 ? timeout : options_.timeout);
+  std::vector<cdp::Message> messages;
+  messages.reserve(replies.size());
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i].ok()) return Explain(commands[i].method, replies[i].status());
+    messages.push_back(std::move(replies[i]).value());
+  }
+  return messages;
+}
+
 Status PageSession::Send(std::string_view method, std::string_view params) {
   return browser_.client().Send(method, params, session_id_);
 }

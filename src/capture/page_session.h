@@ -75,6 +75,14 @@ class PageSession {
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}",
                             std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
+  // Sends every command to the page at once and waits for all the replies (cdp::Client::
+  // CallAll: the page runs them in order), at most `timeout` in all (zero: the session's).
+  // The first failure, in the order sent, comes back as Explain() says; otherwise the
+  // replies in order.
+  Result<std::vector<cdp::Message>> CallAll(
+      const std::vector<cdp::Command>& commands,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
   // Sends `method` with `params` to the page without waiting for the reply (dropped when
   // it comes). Safe from an event handler, unlike Call(): a dialog blocks the page until
   // it is answered, and its handler answers it.

@@ -116,6 +116,9 @@ struct Snapshot::Shared {
   // Signalled when a request ends, the page loads or signals, or its renderer crashes (the
   // session, whose handler runs first, holds that; a wait here learns of it at once).
   CondVar cv;
+  // A posted document has no request of its own (a Document request is a frame's). Set
+  // before the events are subscribed to.
+  bool document_posted = false;
   std::string main_frame_id GUARDED_BY(mu);
   std::string document_request GUARDED_BY(mu);
   int http_status GUARDED_BY(mu) = 0;
@@ -153,7 +156,7 @@ void Snapshot::Shared::OnEvent(const cdp::Event& e) {
     Result<std::string> type = cdp::GetString(m, {"params", "type"});
     Result<std::string> id = cdp::GetString(m, {"params", "requestId"});
     if (!id.ok()) return;
-    if (type.ok() && *type == "Document" && document_request.empty()) {
+    if (type.ok() && *type == "Document" && document_request.empty() && !document_posted) {
       Result<std::string> frame = cdp::GetString(m, {"params", "frameId"});
       if (frame.ok() && (main_frame_id.empty() || *frame == main_frame_id)) document_request = *id;
     }
@@ -232,16 +235,26 @@ Result<std::unique_ptr<Snapshot>> Snapshot::Open(browser::Browser& browser,
 }
 
 Result<cdp::Message> Snapshot::Call(std::string_view method, std::string_view params) {
+  PR_ASSIGN_OR_RETURN(std::vector<cdp::Message> replies,
+                      CallAll({cdp::Command{std::string(method), std::string(params)}}));
+  return std::move(replies.front());
+}
+
+Result<std::vector<cdp::Message>> Snapshot::CallAll(const std::vector<cdp::Command>& commands) {
   // A capture stopped between two calls makes no more: StopHandle::Stop() fails only the
   // calls waiting when it comes.
   PR_RETURN_IF_ERROR(session_->Check());
   // Every call is held to what is left of the capture's whole timeout.
-  Result<cdp::Message> reply =
-      session_->Call(method, params, std::max(milliseconds(1), options_.timeout - Since(start_)));
-  if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
-    return TimedOut("an answer to " + std::string(method));
+  Result<std::vector<cdp::Message>> replies =
+      session_->CallAll(commands, std::max(milliseconds(1), options_.timeout - Since(start_)));
+  if (!replies.ok() && replies.status().code() == StatusCode::kDeadlineExceeded) {
+    std::string methods;
+    for (const cdp::Command& command : commands) {
+      methods += (methods.empty() ? "" : ", ") + command.method;
+    }
+    return TimedOut((commands.size() == 1 ? "an answer to " : "the answers to ") + methods);
   }
-  return reply;
+  return replies;
 }
 
 Status Snapshot::TimedOut(const std::string& waiting_for) {
@@ -318,30 +331,48 @@ Status Snapshot::Prepare() {
     });
   }
   shared_->session = session_.get();
+  shared_->document_posted = !options_.html.empty();
   session_->Subscribe("", shared_, &Shared::OnEvent);
-  PR_RETURN_IF_ERROR(Call("Runtime.enable").status());
-  PR_RETURN_IF_ERROR(Call("Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()).status());
-  PR_RETURN_IF_ERROR(Call("Page.enable").status());
-  PR_RETURN_IF_ERROR(
-      Call("Network.enable", json{{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}.dump())
-          .status());
-  PR_RETURN_IF_ERROR(
-      Call("Page.addScriptToEvaluateOnNewDocument", json{{"source", kSnapshotScript}}.dump())
-          .status());
-  PR_RETURN_IF_ERROR(Call("Emulation.setDeviceMetricsOverride",
-                          json{{"width", options_.width},
-                               {"height", options_.height},
-                               {"deviceScaleFactor", options_.scale},
-                               {"mobile", false}}
-                              .dump())
-                         .status());
+  // The page's setup, sent at once: none of these needs an earlier one's answer, and the
+  // page runs them in the order sent (one round trip instead of eight; bench/RESULTS.md,
+  // "fewer round trips").
+  std::vector<cdp::Command> setup = {
+      {"Runtime.enable"},
+      {"Runtime.addBinding", json{{"name", "__pagereelSignal"}}.dump()},
+      {"Page.enable"},
+      {"Network.enable", json{{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}.dump()},
+      {"Page.addScriptToEvaluateOnNewDocument", json{{"source", kSnapshotScript}}.dump()},
+      {"Emulation.setDeviceMetricsOverride", json{{"width", options_.width},
+                                                  {"height", options_.height},
+                                                  {"deviceScaleFactor", options_.scale},
+                                                  {"mobile", false}}
+                                                 .dump()},
+  };
   if (options_.transparent) {
-    PR_RETURN_IF_ERROR(Call("Emulation.setDefaultBackgroundColorOverride",
-                            json{{"color", {{"r", 0}, {"g", 0}, {"b", 0}, {"a", 0}}}}.dump())
-                           .status());
+    setup.push_back({"Emulation.setDefaultBackgroundColorOverride",
+                     json{{"color", {{"r", 0}, {"g", 0}, {"b", 0}, {"a", 0}}}}.dump()});
   }
-  PR_ASSIGN_OR_RETURN(cdp::Message tree, Call("Page.getFrameTree"));
-  PR_ASSIGN_OR_RETURN(std::string frame_id, cdp::GetString(tree, {"result", "frameTree", "frame", "id"}));
+  setup.push_back({"Page.getFrameTree"});
+  const size_t frame_tree = setup.size() - 1;
+  if (!options_.html.empty()) {
+    // A posted document is written into the target's first (empty) document, as
+    // document.open() and write() do: no navigation, so no second renderer process, and no
+    // URL, whose length Chromium limits to 2 MiB (issue 20). The empty document keeps its
+    // window through document.open(), with pagereel's script put in it first. Sent with
+    // the setup, after it: the page runs them in that order.
+    setup.push_back({"Runtime.evaluate", json{{"expression", kSnapshotScript}}.dump()});
+    setup.push_back({"Runtime.evaluate",
+                     json{{"expression", "document.open(); document.write(" +
+                                             cdp::JsonQuote(options_.html) +
+                                             "); document.close(); 0"}}
+                         .dump()});
+  }
+  PR_ASSIGN_OR_RETURN(std::vector<cdp::Message> replies, CallAll(setup));
+  if (!options_.html.empty() && cdp::Has(replies.back(), {"result", "exceptionDetails"})) {
+    return FailedPreconditionError(PageName() + " could not be written into the page");
+  }
+  PR_ASSIGN_OR_RETURN(std::string frame_id,
+                      cdp::GetString(replies[frame_tree], {"result", "frameTree", "frame", "id"}));
   MutexLock lock(&shared_->mu);
   shared_->main_frame_id = frame_id;
   return Status::Ok();
@@ -372,23 +403,8 @@ Status Snapshot::WaitFor(const std::function<bool()>& done, Clock::time_point de
 }
 
 Status Snapshot::Load() {
-  if (!options_.html.empty()) {
-    // A posted document is written into the target's first (empty) document, as
-    // document.open() and write() do: no navigation, so no second renderer process, and no
-    // URL, whose length Chromium limits to 2 MiB (issue 20). The empty document keeps its
-    // window through document.open(), with pagereel's script put in it here.
-    PR_RETURN_IF_ERROR(
-        Call("Runtime.evaluate", json{{"expression", kSnapshotScript}}.dump()).status());
-    PR_ASSIGN_OR_RETURN(
-        cdp::Message written,
-        Call("Runtime.evaluate",
-             json{{"expression", "document.open(); document.write(" +
-                                     cdp::JsonQuote(options_.html) + "); document.close(); 0"}}
-                 .dump()));
-    if (cdp::Has(written, {"result", "exceptionDetails"})) {
-      return FailedPreconditionError(PageName() + " could not be written into the page");
-    }
-  } else {
+  // A posted document was written in with the page's setup (Prepare).
+  if (options_.html.empty()) {
     PR_ASSIGN_OR_RETURN(cdp::Message navigated,
                         Call("Page.navigate", json{{"url", options_.url}}.dump()));
     Result<std::string> error = cdp::GetString(navigated, {"result", "errorText"});
@@ -450,19 +466,35 @@ Status Snapshot::AskPage(const std::string& expression, Clock::time_point deadli
                  waiting_for);
 }
 
-Status Snapshot::WaitSettled(Clock::time_point deadline) {
-  std::optional<Clock::time_point> cap;
+namespace {
+
+// Asks the page's script to answer "settle:<answer>" through the binding once the page has
+// settled, or after `left`.
+std::string SettleQuestion(milliseconds left) {
+  return "window.__pagereelSnapshot.waitForSettled(" + std::to_string(kSettleQuiet.count()) +
+         ", " + std::to_string(left.count()) +
+         ").then((r) => window.__pagereelSignal('settle:' + r))";
+}
+
+}  // namespace
+
+Status Snapshot::WaitSettled(Clock::time_point deadline, std::optional<Clock::time_point> asked) {
+  std::optional<Clock::time_point> cap = asked;
   for (;;) {
-    // Every request the page's documents made (images, stylesheets, fonts, frames, fetches)
-    // has ended; DevTools tells of them in order with the page's answers.
-    PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, milliseconds(0)));
-    if (!cap) cap = Clock::now() + kSettleCap;
-    const milliseconds left =
-        std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(*cap - Clock::now()));
-    PR_RETURN_IF_ERROR(AskPage(
-        "window.__pagereelSnapshot.waitForSettled(" + std::to_string(kSettleQuiet.count()) + ", " +
-            std::to_string(left.count()) + ").then((r) => window.__pagereelSignal('settle:' + r))",
-        deadline, "the page to settle"));
+    if (asked) {
+      // The first question went with the check for window.pagereel.ready (Wait()).
+      asked.reset();
+      PR_RETURN_IF_ERROR(WaitFor([&]() REQUIRES(shared_->mu) { return !shared_->settle.empty(); },
+                                 deadline, "the page to settle"));
+    } else {
+      // Every request the page's documents made (images, stylesheets, fonts, frames,
+      // fetches) has ended; DevTools tells of them in order with the page's answers.
+      PR_RETURN_IF_ERROR(WaitNetworkIdle(deadline, milliseconds(0)));
+      if (!cap) cap = Clock::now() + kSettleCap;
+      const milliseconds left = std::max(
+          milliseconds(0), std::chrono::duration_cast<milliseconds>(*cap - Clock::now()));
+      PR_RETURN_IF_ERROR(AskPage(SettleQuestion(left), deadline, "the page to settle"));
+    }
     MutexLock lock(&shared_->mu);
     if (!shared_->signal.empty()) return Status::Ok();
     // Settled with nothing in flight, or out of time: done. A request that began while the
@@ -506,16 +538,32 @@ Status Snapshot::Wait() {
     case WaitMode::kAuto:
       break;
   }
-  // A page that declares readiness is captured when its promise settles.
+  // A page that declares readiness is captured when its promise settles. One that does not
+  // is asked to say when it has settled in the same call, when nothing of it is in flight
+  // (one round trip fewer; otherwise WaitSettled waits for that first).
+  std::optional<Clock::time_point> cap;
+  {
+    MutexLock lock(&shared_->mu);
+    if (shared_->requests.empty()) {
+      cap = Clock::now() + kSettleCap;
+      shared_->settle.clear();
+    }
+  }
+  const std::string otherwise =
+      cap ? "(window.__pagereelSnapshot ? (" + SettleQuestion(kSettleCap) + ", 'asked') : false)"
+          : std::string("false");
   PR_ASSIGN_OR_RETURN(
       cdp::Message declared,
       Call("Runtime.evaluate",
            json{{"expression",
                  "(window.pagereel && window.pagereel.ready) ? (Promise.resolve(window.pagereel.ready)"
                  ".then(() => window.__pagereelSignal('ready'), (e) => "
-                 "window.__pagereelSignal('rejected:' + (e && e.message || e))), true) : false"},
+                 "window.__pagereelSignal('rejected:' + (e && e.message || e))), true) : " +
+                     otherwise},
                 {"returnByValue", true}}
                .dump()));
+  Result<std::string> asked = cdp::GetString(declared, {"result", "result", "value"});
+  if (!asked.ok() || *asked != "asked") cap.reset();
   Result<bool> signals = cdp::GetBool(declared, {"result", "result", "value"});
   if (signals.ok() && *signals) {
     PR_RETURN_IF_ERROR(SleepUntil(deadline, deadline, "window.pagereel.ready to settle"));
@@ -525,7 +573,7 @@ Status Snapshot::Wait() {
                                      shared_->signal.substr(9));
     }
   } else {
-    PR_RETURN_IF_ERROR(WaitSettled(deadline));
+    PR_RETURN_IF_ERROR(WaitSettled(deadline, cap));
   }
   return finish(report_.ended_by);
 }

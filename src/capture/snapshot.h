@@ -160,7 +160,10 @@ class Snapshot {
   Status WaitNetworkIdle(std::chrono::steady_clock::time_point deadline,
                          std::chrono::milliseconds idle);
   Status WaitQuiet(std::chrono::milliseconds cap, std::chrono::steady_clock::time_point deadline);
-  Status WaitSettled(std::chrono::steady_clock::time_point deadline);
+  // `asked`: the page was already asked to settle (by Wait()), by then; the cap is 2.5 s
+  // after that.
+  Status WaitSettled(std::chrono::steady_clock::time_point deadline,
+                     std::optional<std::chrono::steady_clock::time_point> asked);
   // Evaluates `expression`, which answers through the binding with "settle:<answer>", and
   // waits for the answer.
   Status AskPage(const std::string& expression, std::chrono::steady_clock::time_point deadline,
@@ -175,6 +178,8 @@ class Snapshot {
   // or the requests still in flight, or `waiting_for` and the work the page still had.
   Status TimedOut(const std::string& waiting_for);
   Result<cdp::Message> Call(std::string_view method, std::string_view params = "{}");
+  // Call() for several commands sent at once (PageSession::CallAll): one round trip.
+  Result<std::vector<cdp::Message>> CallAll(const std::vector<cdp::Command>& commands);
   std::string PageName() const;
 
   browser::Browser& browser_;

@@ -128,6 +128,19 @@ TEST_F(SnapshotTest, HttpErrorsAndUnreachablePagesAreNamed) {
       << refused.status().message();
 }
 
+// A posted document is written in with the page's setup, before the page's main frame is
+// known (one round trip): a frame of the document that answers 404 is the frame's
+// business, not the document's answer.
+TEST_F(SnapshotTest, APostedDocumentIsNotItsFramesAnswer) {
+  testing::HttpServer server;
+  SnapshotOptions options =
+      Html("<body style='margin:0;background:#f00'><iframe src='" + server.Url("/missing") +
+           "'></iframe>");
+  auto snapshot = Snapshot::Open(*browser_, options);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  EXPECT_TRUE(RedAtTheCorner(**snapshot));
+}
+
 TEST_F(SnapshotTest, PagesThatSignalAreCapturedWhenTheySaySo) {
   // A page that never stops drawing, but calls triggerCapture() after 300 ms.
   auto triggered = Snapshot::Open(*browser_, Html(

@@ -138,25 +138,63 @@ Status Client::Send(std::string_view method, std::string_view params_json,
 
 Result<Message> Client::Call(std::string_view method, std::string_view params_json,
                              std::string_view session_id, std::chrono::milliseconds timeout) {
-  auto pending = std::make_shared<Pending>();
-  pending->method = std::string(method);
-  pending->session_id = std::string(session_id);
-  int64_t id = 0;
-  {
-    MutexLock lock(&mu_);
-    if (is_closed_) return closed_.WithContext(std::string(method));
-    id = next_id_++;
-    pending_[id] = pending;
-  }
+  std::vector<Result<Message>> replies =
+      CallAll({Command{std::string(method), std::string(params_json)}}, session_id, timeout);
+  return std::move(replies.front());
+}
 
-  const std::string text = CommandText(id, method, params_json, session_id);
+std::vector<Result<Message>> Client::CallAll(const std::vector<Command>& commands,
+                                             std::string_view session_id,
+                                             std::chrono::milliseconds timeout) {
+  std::vector<Result<Message>> replies;
+  std::vector<std::pair<int64_t, std::shared_ptr<Pending>>> sent;
+  for (const Command& command : commands) {
+    auto pending = std::make_shared<Pending>();
+    pending->method = command.method;
+    pending->session_id = std::string(session_id);
+    int64_t id = 0;
+    {
+      MutexLock lock(&mu_);
+      if (is_closed_) {
+        replies.emplace_back(closed_.WithContext(command.method));
+        continue;
+      }
+      id = next_id_++;
+      pending_[id] = pending;
+    }
+    Status started = Start(id, pending, command.params_json);
+    if (!started.ok()) {
+      replies.emplace_back(started);
+      continue;
+    }
+    replies.emplace_back(Message{});  // Filled in below.
+    sent.emplace_back(id, std::move(pending));
+  }
+  // Replies come in the order sent: one deadline for all of them.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  size_t next = 0;
+  for (Result<Message>& reply : replies) {
+    if (!reply.ok()) continue;
+    auto& [id, pending] = sent[next++];
+    reply = Await(id, pending, deadline, timeout);
+  }
+  return replies;
+}
+
+Status Client::Start(int64_t id, const std::shared_ptr<Pending>& pending,
+                     std::string_view params_json) {
+  const std::string text = CommandText(id, pending->method, params_json, pending->session_id);
   if (Status sent = transport_->Send(text); !sent.ok()) {
     MutexLock lock(&mu_);
     pending_.erase(id);
-    return sent.WithContext("sending " + std::string(method));
+    return sent.WithContext("sending " + pending->method);
   }
+  return Status::Ok();
+}
 
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+Result<Message> Client::Await(int64_t id, const std::shared_ptr<Pending>& pending,
+                              std::chrono::steady_clock::time_point deadline,
+                              std::chrono::milliseconds timeout) {
   {
     MutexLock lock(&pending->mu);
     while (!pending->reply.has_value()) {
@@ -166,7 +204,7 @@ Result<Message> Client::Call(std::string_view method, std::string_view params_js
   }
   MutexLock map_lock(&mu_);
   pending_.erase(id);
-  return DeadlineExceededError("DevTools call " + std::string(method) + " got no reply within " +
+  return DeadlineExceededError("DevTools call " + pending->method + " got no reply within " +
                                std::to_string(timeout.count()) + " ms");
 }
 

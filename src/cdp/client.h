@@ -48,6 +48,12 @@ struct Event {
 
 using EventHandler = std::function<void(const Event&)>;
 
+// One command of a CallAll(): a method and its params (a JSON object).
+struct Command {
+  std::string method;
+  std::string params_json = "{}";
+};
+
 class Client;
 
 // A one-shot wait for an event, registered before the command that causes the event is
@@ -88,6 +94,16 @@ class Client {
                        std::string_view session_id = {},
                        std::chrono::milliseconds timeout = kDefaultTimeout);
 
+  // Sends every command to `session_id` at once and then waits for all their replies, at
+  // most `timeout` in all: one round trip instead of one per command. The browser runs the
+  // commands of one session in the order they were sent and answers them in that order, so
+  // use it for commands whose order matters only as sent (a page's setup), never for one
+  // that needs an earlier reply's contents. One result per command, in order, each as
+  // Call() would have returned it.
+  std::vector<Result<Message>> CallAll(const std::vector<Command>& commands,
+                                       std::string_view session_id = {},
+                                       std::chrono::milliseconds timeout = kDefaultTimeout);
+
   // Sends `method` like Call() but does not wait: its reply is dropped when it comes.
   // Unlike Call(), safe from an event handler (answering a dialog, which blocks the page
   // until it is answered, from the handler that hears of it). Fails only when the
@@ -125,6 +141,14 @@ class Client {
     EventHandler handler;
   };
 
+  // Registers a waiter for the reply to command `id`, then sends it; the waiter is gone
+  // again when sending failed.
+  Status Start(int64_t id, const std::shared_ptr<Pending>& pending, std::string_view params_json)
+      EXCLUDES(mu_);
+  // Waits until `deadline` for the reply to command `id`; gives up on it afterwards.
+  Result<Message> Await(int64_t id, const std::shared_ptr<Pending>& pending,
+                        std::chrono::steady_clock::time_point deadline,
+                        std::chrono::milliseconds timeout) EXCLUDES(mu_);
   void ReadLoop();
   void Dispatch(std::string json) EXCLUDES(mu_);
   void FailAll(const Status& status) EXCLUDES(mu_);

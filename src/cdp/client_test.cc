@@ -52,6 +52,48 @@ TEST_F(ClientTest, RepliesFindTheirCallersOutOfOrder) {
   EXPECT_EQ(*GetNumber(*second.get(), {"result", "v"}), 2);
 }
 
+TEST_F(ClientTest, CallAllSendsEveryCommandBeforeTheFirstReply) {
+  auto calls = std::async(std::launch::async, [&] {
+    return client_->CallAll({{"Page.enable"}, {"Runtime.addBinding", R"({"name":"b"})"},
+                             {"Page.getFrameTree"}},
+                            "S1");
+  });
+  // All three are on their way before the browser answers any: one round trip.
+  auto first = fake_->NextSent();
+  auto second = fake_->NextSent();
+  auto third = fake_->NextSent();
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(*first, R"({"id":1,"method":"Page.enable","params":{},"sessionId":"S1"})");
+  EXPECT_EQ(*second,
+            R"({"id":2,"method":"Runtime.addBinding","params":{"name":"b"},"sessionId":"S1"})");
+  fake_->Deliver(R"({"id":1,"result":{},"sessionId":"S1"})");
+  fake_->Deliver(R"({"id":2,"error":{"code":-32000,"message":"No"},"sessionId":"S1"})");
+  fake_->Deliver(R"({"id":3,"result":{"v":3},"sessionId":"S1"})");
+  std::vector<Result<Message>> replies = calls.get();
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_TRUE(replies[0].ok());
+  ASSERT_FALSE(replies[1].ok());
+  EXPECT_EQ(replies[1].status().message(), "DevTools call Runtime.addBinding failed: No");
+  ASSERT_TRUE(replies[2].ok());
+  EXPECT_EQ(*GetNumber(*replies[2], {"result", "v"}), 3);
+}
+
+TEST_F(ClientTest, CallAllGivesUpOnWhatDidNotComeInTime) {
+  auto calls = std::async(std::launch::async, [&] {
+    return client_->CallAll({{"A.one"}, {"A.two"}}, "", milliseconds(2000));
+  });
+  ASSERT_TRUE(fake_->NextSent());
+  ASSERT_TRUE(fake_->NextSent());
+  fake_->Deliver(R"({"id":1,"result":{}})");
+  std::vector<Result<Message>> replies = calls.get();
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_TRUE(replies[0].ok());
+  EXPECT_EQ(replies[1].status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(replies[1].status().message().find("A.two"), std::string_view::npos);
+  // Its reply, when it comes, finds nobody and is dropped.
+  fake_->Deliver(R"({"id":2,"result":{}})");
+}
+
 TEST_F(ClientTest, ProtocolErrorNamesTheMethod) {
   auto call = std::async(std::launch::async, [&] { return client_->Call("Target.createTarget"); });
   ASSERT_TRUE(fake_->NextSent());
