@@ -23,6 +23,7 @@
 #include "base/rational.h"
 #include "browser/browser.h"
 #include "encode/film.h"
+#include "encode/sound.h"
 #include "render/renderer.h"
 
 namespace pagereel::app {
@@ -30,6 +31,9 @@ namespace pagereel::app {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Sounds the summary names; the rest are counted.
+constexpr size_t kMaxSoundsNamed = 8;
 
 std::atomic<bool> g_cancel{false};
 
@@ -167,6 +171,33 @@ std::string Describe(const capture::PageMessage& m) {
   }
   std::string where = m.frame < 0 ? "while loading" : "frame " + std::to_string(m.frame);
   return std::string(kind) + ", " + where + ": " + m.text + (m.source.empty() ? "" : " (" + m.source + ")");
+}
+
+// --no-audio and --audio-codec, checked.
+Result<render::SoundOptions> ToSoundOptions(bool no_audio, const std::string& codec) {
+  render::SoundOptions sound;
+  sound.sound = no_audio ? render::FilmSound::kNone : render::FilmSound::kIfAny;
+  std::optional<encode::SoundCodec> named = encode::SoundCodecNamed(codec);
+  if (!named) {
+    return InvalidArgumentError("unknown --audio-codec '" + codec +
+                                "': use auto, aac, opus, flac, pcm_s16le or pcm_s24le");
+  }
+  sound.codec = *named;
+  return sound;
+}
+
+// The film's sound, for the summary: what is in it, and what was left out and why.
+void PrintSound(const std::vector<std::string>& sounds, const std::vector<std::string>& left_out) {
+  if (!sounds.empty()) {
+    std::string names;
+    for (size_t i = 0; i < sounds.size() && i < kMaxSoundsNamed; ++i) {
+      names += (i ? ", " : "") + sounds[i];
+    }
+    if (sounds.size() > kMaxSoundsNamed) names += ", ...";
+    fmt::print(stderr, "  sound: {} sound{} mixed: {}\n", sounds.size(),
+               sounds.size() == 1 ? "" : "s", names);
+  }
+  for (const std::string& l : left_out) fmt::print(stderr, "  sound left out: {}\n", l);
 }
 
 nlohmann::json MessagesJson(const render::RenderStats& s) {
@@ -363,6 +394,7 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
   options.restart = request.restart;
   options.keep_work_dir = request.keep_work_dir;
   options.strict = request.strict;
+  PR_ASSIGN_OR_RETURN(options.sound, ToSoundOptions(request.no_audio, request.audio_codec));
   if (request.draft) {
     // A preview while working on a page: the page laid out at full size and drawn at half
     // (device scale 0.5), segments reached by jumping, the fastest encoder settings.
@@ -451,6 +483,8 @@ void PrintSummary(const RenderRequest& request, const render::RenderStats& s, Ra
                             {"retries", s.retries},
                             {"page_errors", s.page_message_count},
                             {"page_error_examples", MessagesJson(s)},
+                            {"sounds", s.sounds},
+                            {"sounds_left_out", s.sounds_left_out},
                             {"peak_rss_self_bytes", memory.peak_self_bytes()},
                             {"peak_rss_browsers_bytes", memory.peak_browsers_bytes()}};
     fmt::print(stderr, "{}\n", event.dump());
@@ -479,6 +513,7 @@ void PrintSummary(const RenderRequest& request, const render::RenderStats& s, Ra
     fmt::print(stderr, "  when every shard is done: pagereel concat {} -o {}\n", s.work_dir,
                request.output);
   }
+  PrintSound(s.sounds, s.sounds_left_out);
   PrintPageMessages(s);
 }
 
@@ -547,18 +582,23 @@ Result<std::pair<int, int>> ParseShard(const std::string& text) {
 int RunConcat(const ConcatRequest& request) {
   ProgressPrinter progress(request.progress);
   auto fail = [&](const Status& s) { return Fail(s, progress.style(), "concat"); };
-  Result<render::JoinStats> joined =
-      render::JoinFilm(request.work_dir, request.output,
-                       request.keep_work_dir ? render::AfterJoin::kKeep : render::AfterJoin::kRemove);
+  Result<render::SoundOptions> sound = ToSoundOptions(request.no_audio, request.audio_codec);
+  if (!sound.ok()) return fail(sound.status());
+  Result<render::JoinStats> joined = render::JoinFilm(
+      request.work_dir, request.output,
+      request.keep_work_dir ? render::AfterJoin::kKeep : render::AfterJoin::kRemove, *sound);
   if (!joined.ok()) return fail(joined.status());
   if (progress.style() == ProgressStyle::kJson) {
     nlohmann::json event = {{"event", "done"},          {"output", joined->output},
                             {"frames", joined->frames}, {"segments", joined->segments},
-                            {"wall_s", joined->seconds}};
+                            {"wall_s", joined->seconds},
+                            {"sounds", joined->sounds},
+                            {"sounds_left_out", joined->sounds_left_out}};
     fmt::print(stderr, "{}\n", event.dump());
   } else if (progress.style() != ProgressStyle::kNone) {
     fmt::print(stderr, "pagereel concat: wrote {}: {} frames from {} segments in {:.1f} s\n",
                joined->output, joined->frames, joined->segments, joined->seconds);
+    PrintSound(joined->sounds, joined->sounds_left_out);
   }
   fmt::print("{}\n", joined->output);
   return 0;

@@ -39,6 +39,8 @@ struct RenderRequest {
   std::string locale = "en-US";
   bool strict = false;     // Page errors fail the render.
   bool overwrite = false;  // An image sequence may replace one already in place.
+  bool no_audio = false;   // No sound track, even for a page with sound.
+  std::string audio_codec = "auto";  // encode::SoundCodecNamed's names.
 };
 
 // Runs the render and returns the process exit code: 0 done, 1 the render failed,
@@ -51,6 +53,8 @@ struct ConcatRequest {
   std::string output;
   bool keep_work_dir = false;
   ProgressStyle progress = ProgressStyle::kAuto;
+  bool no_audio = false;
+  std::string audio_codec = "auto";
 };
 int RunConcat(const ConcatRequest& request);
 

@@ -124,6 +124,9 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
       "--disable-extensions",
       "--hide-scrollbars",
       "--mute-audio",
+      // Without it play() rejects and AudioContext.resume() never settles (a page waiting
+      // on it hangs): pages start their sound without a user's gesture (audio/README.md).
+      "--autoplay-policy=no-user-gesture-required",
       "--force-color-profile=srgb",
       // Same font rasterisation on every host, so frames compare across machines.
       "--font-render-hinting=none",

@@ -145,6 +145,8 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page counted, as reported...
   int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
   int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
+  // What the page did with sound, as page_script.js told it (capture/page_sound.h).
+  std::vector<std::string> sound_messages GUARDED_BY(mu);
   // Raw events for PageMessages, with the frame they came in; parsed by TakeMessages on
   // the page's thread. At most kMaxMessages between two calls.
   std::vector<std::pair<int64_t, std::shared_ptr<const cdp::Message>>> messages GUARDED_BY(mu);
@@ -335,6 +337,8 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       cv.SignalAll();
     } else if (payload->rfind("unseekable:", 0) == 0 || payload->rfind("dialog:", 0) == 0) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
+    } else if (payload->rfind("sound:", 0) == 0) {
+      sound_messages.push_back(payload->substr(6));
     } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
@@ -1252,6 +1256,31 @@ std::vector<PageMessage> Page::TakeMessages() {
     out.push_back(std::move(pm));
   }
   return out;
+}
+
+Result<audio::Timeline> Page::Sound(const audio::MediaStore& media) {
+  // A round trip behind every message the page sent in the frames it ran (the page's own
+  // animation frame callbacks run after pagereel's report of the frame).
+  PR_RETURN_IF_ERROR(Call("Runtime.evaluate", Dump({{"expression", "0"}})).status());
+  std::vector<std::string> messages;
+  std::string frame_id;
+  {
+    MutexLock lock(&shared_->mu);
+    messages = shared_->sound_messages;
+    frame_id = shared_->main_frame_id;
+  }
+  for (const std::string& url : SoundUrls(messages)) {
+    if (media_.sha256.count(url) || media_.failed.count(url)) continue;
+    Result<std::string> bytes = FetchMedia(*session_, frame_id, url);
+    Result<std::string> stored = bytes.ok() ? media.Put(*bytes) : Result<std::string>(bytes.status());
+    if (stored.ok()) {
+      media_.sha256[url] = *stored;
+    } else {
+      media_.failed[url] = std::string(stored.status().message());
+    }
+  }
+  return SoundTimeline(messages, options_.fps,
+                       Rational::Make(next_frame_ * options_.fps.den, options_.fps.num), media_);
 }
 
 }  // namespace pagereel::capture

@@ -29,11 +29,14 @@
 #include <string>
 #include <vector>
 
+#include "audio/media_store.h"
+#include "audio/timeline.h"
 #include "base/rational.h"
 #include "base/status.h"
 #include "browser/browser.h"
 #include "browser/context.h"
 #include "capture/image.h"
+#include "capture/page_sound.h"
 
 namespace pagereel::capture {
 
@@ -137,6 +140,11 @@ class Page {
   // What the page reported since the last call (at most the first 100 of them).
   std::vector<PageMessage> TakeMessages();
 
+  // What the page did with sound from frame 0 to next_frame()'s time (audio/timeline.h),
+  // the media its sounds play fetched through the page's own browser context into `media`
+  // (once per URL; media that cannot be fetched leaves its sound out, in left_out).
+  Result<audio::Timeline> Sound(const audio::MediaStore& media);
+
  private:
   struct Shared;  // State the DevTools reader thread writes (events).
   enum class Draw { kNo, kYes };
@@ -213,6 +221,7 @@ class Page {
   int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool jumped_ = false;
+  MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
   std::shared_ptr<Shared> shared_;
 };
 

@@ -241,6 +241,7 @@
     if (shown.size) showOffscreen();
     if (shift !== null) {
       if (frameCallbacks.size) runVideoFrameCallbacks();
+      if (playingMedia.size) endPlayedMedia();
       if (timelineShift === null && rawTimeline() !== null) {
         timelineShift = rawTimeline() - film();
         applyPendingStarts();
@@ -301,7 +302,9 @@
   // <video> -> { playing, base (s), since (film ms), ended, shown (s, the last seek),
   //              landed (resolves the sync waiting on a seek), unseekable }
   const models = new WeakMap();
-  const isVideo = (el) => el instanceof HTMLVideoElement;
+  // Every media element is modelled, <audio> too: the film's sound is made from the models
+  // (soundChanged below), so no element ever really plays. Seeking (syncVideos) is for videos.
+  const isVideo = (el) => el instanceof HTMLMediaElement;
   // Real autoplay would start the media clock behind the model's back (and a playing
   // video's compositor shows a picture ahead of the one asked for), so the autoplay
   // attribute is taken off every video as it arrives and kept here instead.
@@ -327,7 +330,7 @@
     if (!m) {
       m = { playing: el.autoplay, base: 0, since: film(), ended: false, shown: null };
       models.set(el, m);
-      if (m.playing) { fire(el, 'play'); fire(el, 'playing'); }
+      if (m.playing) { fire(el, 'play'); fire(el, 'playing'); soundChanged(el, 'changed'); }
     }
     return m;
   };
@@ -340,6 +343,7 @@
         t %= d;
       } else if (t >= d) {
         // Playback ended: the model stops there, as a real element would.
+        soundEnded(el, m.since + ((d - m.base) * 1000) / el.playbackRate);
         m.playing = false;
         m.base = d;
         m.ended = true;
@@ -362,6 +366,7 @@
       m.base = Number(value);
       m.since = film();
       m.ended = false;
+      soundChanged(this, 'changed', 'seek');
       fire(this, 'seeking'); fire(this, 'seeked'); fire(this, 'timeupdate');
     },
   });
@@ -388,6 +393,7 @@
       m.ended = false;
       m.since = film();
       m.playing = true;
+      soundChanged(this, 'changed');
       fire(this, 'play'); fire(this, 'playing');
     }
     return Promise.resolve();
@@ -398,6 +404,7 @@
     if (m.playing) {
       m.base = modelTime(this, m);
       m.playing = false;
+      soundChanged(this, pauseReason.get(this) || 'paused');
       fire(this, 'timeupdate'); fire(this, 'pause');
     }
   };
@@ -407,6 +414,7 @@
   const videos = document.getElementsByTagName('video');
   let reported = false;
   const watchVideos = new MutationObserver((records) => {
+    pauseRemoved(records);
     for (const r of records) {
       if (r.type === 'attributes') {
         if (isVideo(r.target)) takeAutoplay(r.target);
@@ -489,6 +497,110 @@
       }
     });
   }));
+
+  // Sound. Nothing really plays (the models above stand in for every media element, in
+  // the document or not: new Audio(), cloneNode()), so the film's sound is made afterwards
+  // from what the page did (audio/README.md): each element is a sound, and each stretch in
+  // which its model plays with one rate, volume and loop is a span, told to the engine as
+  // it starts and ends ("sound:" messages, on film time in ms). A change of rate, volume,
+  // mute or loop, or a seek, ends the span and starts the next where it left off.
+  const soundIds = new WeakMap();  // element -> { id, span (the settings of the open one) }
+  let soundCount = 0;
+  const playingMedia = new Set();  // Elements whose span is open, for endPlayedMedia().
+  const pauseReason = new WeakMap();  // Set while pagereel pauses an element (its removal).
+  const mediaUrl = (el) => {
+    if (el.currentSrc) return el.currentSrc;
+    if (el.src) return el.src;
+    const source = el.querySelector('source[src]');
+    return source ? source.src : '';
+  };
+  const soundEnded = (el, at) => {
+    const s = soundIds.get(el);
+    if (!s || !s.span) return;
+    signal('sound:' + JSON.stringify({ id: s.id, t: at, end: 'media' }));
+    s.span = null;
+    playingMedia.delete(el);
+  };
+  const soundChanged = (el, why, seek) => {
+    const m = models.get(el);
+    if (!m) return;
+    let s = soundIds.get(el);
+    const url = mediaUrl(el);
+    const rate = el.playbackRate;
+    const volume = el.muted ? 0 : el.volume;
+    // Silent (muted, as most autoplaying videos are): no span, and its media is not fetched.
+    const span = m.playing && rate > 0 && volume > 0 && url ? JSON.stringify({
+      url, rate, pitch: el.preservesPitch !== false, volume, loop: el.loop,
+    }) : null;
+    if (!seek && (s ? s.span : null) === span) return;
+    let t = film();
+    if (s && s.span) signal('sound:' + JSON.stringify({ id: s.id, t, end: why }));
+    if (s) s.span = span;
+    if (!span) { playingMedia.delete(el); return; }
+    if (!s) {
+      s = { id: (top ? '' : location.href + '#') + 'media-' + ++soundCount, span };
+      soundIds.set(el, s);
+    }
+    let offset = m.base + ((t - m.since) / 1000) * rate;
+    const d = el.duration;
+    if (el.loop && Number.isFinite(d) && d > 0) offset %= d;
+    // Started while the page loaded (film time -lead): it is that far in at frame 0.
+    if (t < 0) { offset -= (t / 1000) * rate; t = 0; }
+    const source = '<' + el.localName + ' src=' + url.split('/').pop().slice(0, 60) + '>';
+    signal('sound:' + JSON.stringify({ id: s.id, source, t, offset, ...JSON.parse(span) }));
+    playingMedia.add(el);
+  };
+  // Each frame: media that ran out since (its model learns it here, not only when read).
+  const endPlayedMedia = () => {
+    for (const el of [...playingMedia]) {
+      const m = models.get(el);
+      if (m) modelTime(el, m);
+    }
+  };
+  // The page's own changes to what a span plays with: the model's time so far is taken at
+  // the old rate (a new rate does not rescale the time already played).
+  const settingsChanging = (el) => {
+    const m = models.get(el);
+    if (m && m.playing) { m.base = modelTime(el, m); m.since = film(); }
+  };
+  for (const name of ['playbackRate', 'volume', 'muted', 'loop', 'preservesPitch']) {
+    const d = Object.getOwnPropertyDescriptor(media, name);
+    if (!d || !d.set) continue;
+    Object.defineProperty(media, name, {
+      configurable: true,
+      enumerable: true,
+      get() { return d.get.call(this); },
+      set(value) {
+        settingsChanging(this);
+        d.set.call(this, value);
+        soundChanged(this, 'changed');
+      },
+    });
+  }
+  // An element taken out of the document pauses (as the specification says, and Chromium
+  // does), unless it was put back in the same task; an <audio autoplay> put in starts.
+  const pauseRemoved = (records) => {
+    for (const r of records) {
+      for (const node of r.removedNodes) {
+        if (node.nodeType !== Node.ELEMENT_NODE) continue;
+        const found = node instanceof HTMLMediaElement ? [node] : node.querySelectorAll('audio, video');
+        for (const el of found) {
+          if (el.isConnected || !models.has(el) || !models.get(el).playing) continue;
+          pauseReason.set(el, 'removed');
+          media.pause.call(el);
+          pauseReason.delete(el);
+        }
+      }
+      for (const node of r.addedNodes) {
+        if (node.nodeType !== Node.ELEMENT_NODE) continue;
+        const found = node instanceof HTMLAudioElement ? [node] : node.querySelectorAll('audio');
+        for (const el of found) {
+          takeAutoplay(el);
+          if (el.isConnected && autoplaying.has(el)) modelOf(el);
+        }
+      }
+    }
+  };
 
   // requestVideoFrameCallback: Chromium runs these when its compositor takes a new picture
   // of the video, which after pagereel's seeks came in the frame or the next at random (one

@@ -112,6 +112,15 @@ void AddRenderCommand(CLI::App& root, Action& run) {
                   "(Slurm array, Kubernetes Indexed Job); join with `pagereel concat`.");
   cmd->add_flag("--keep-segments", request->keep_work_dir,
                 "Keep the work folder after the film is joined.");
+  cmd->add_flag("--no-audio", request->no_audio,
+                "No sound track. By default a page that plays sound (<audio>, <video>, "
+                "new Audio()) gets one, made from its media on film time; a page without "
+                "sound gets none.");
+  cmd->add_option("--audio-codec", request->audio_codec,
+                  "auto (AAC in .mp4, PCM in .mov, Opus in .webm, FLAC in .mkv), aac, opus, "
+                  "flac, pcm_s16le or pcm_s24le, where the container holds it. GIF and image "
+                  "sequences carry no sound.")
+      ->capture_default_str();
   cmd->add_flag("--draft", request->draft,
                 "A quick preview: half the pixels (same layout), jump pre-roll, x264 ultrafast.");
   cmd->footer(
@@ -145,6 +154,9 @@ void AddConcatCommand(CLI::App& root, Action& run) {
       ->required();
   cmd->add_flag("--keep-segments", request->keep_work_dir,
                 "Keep the work folder after joining (default: removed once the film is whole).");
+  cmd->add_flag("--no-audio", request->no_audio, "No sound track (as for render).");
+  cmd->add_option("--audio-codec", request->audio_codec, "As for render.")
+      ->capture_default_str();
   auto progress = std::make_shared<std::string>("auto");
   cmd->add_option("--progress", *progress, "auto, plain, json or none.")
       ->check(CLI::IsMember({"auto", "bar", "plain", "json", "none"}))

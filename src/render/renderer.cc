@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "audio/media_store.h"
+#include "audio/mixer.h"
+#include "audio/timeline.h"
 #include "base/bounded_queue.h"
 #include "base/mutex.h"
 #include "base/thread.h"
@@ -182,8 +186,9 @@ class SegmentWriter {
 
   // False once the writer failed or the render stopped.
   bool Put(capture::EncodedFrame frame);
-  // No more frames: the thread finishes the file and records it.
-  void Close();
+  // No more frames: the thread finishes the file and records it, with the sound timeline
+  // of its page up to the segment's end (audio::ToJson).
+  void Close(std::string sound_json);
 
  private:
   void Loop();
@@ -193,6 +198,7 @@ class SegmentWriter {
   const std::string reached_by_;
   const encode::FilmWriterOptions writer_options_;
   BoundedQueue<capture::EncodedFrame> queue_{kWriterQueueFrames};
+  std::string sound_json_;  // Set before closed_.
   std::atomic<bool> closed_{false};
   std::jthread thread_;
 };
@@ -352,7 +358,13 @@ class Run {
       return false;
     }
     if (!writer) return true;  // A segment has frames; this only tells the compiler so.
-    writer->Close();
+    Result<audio::Timeline> sound =
+        state.page->Sound(audio::MediaStore(work_dir_.MediaPath()));
+    if (!sound.ok()) {
+      Fail(sound.status().WithContext("the sound of " + SegmentName(segment)));
+      return false;
+    }
+    writer->Close(audio::ToJson(*sound));
     writers.push_back(std::move(writer));
     return true;
   }
@@ -633,7 +645,8 @@ SegmentWriter::~SegmentWriter() {
 
 bool SegmentWriter::Put(capture::EncodedFrame frame) { return queue_.Push(std::move(frame)); }
 
-void SegmentWriter::Close() {
+void SegmentWriter::Close(std::string sound_json) {
+  sound_json_ = std::move(sound_json);
   closed_.store(true);
   queue_.Close();
 }
@@ -689,6 +702,7 @@ void SegmentWriter::Loop() {
       status = sha.ok() ? Status::Ok() : sha.status();
       if (sha.ok()) record.file_sha256 = *sha;
     }
+    if (status.ok()) status = run_.work_dir().RecordSound(segment_.index, sound_json_);
     if (status.ok()) status = run_.work_dir().Record(record);
     if (status.ok()) {
       finished = true;
@@ -727,7 +741,7 @@ FilmRecord MakeFilmRecord(const RenderOptions& options, int64_t frames, int64_t 
 }
 
 Result<JoinStats> Join(const std::string& work_path, const std::string& output, AfterJoin after,
-                       bool verify_contents);
+                       bool verify_contents, const SoundOptions& sound);
 
 }  // namespace
 
@@ -752,6 +766,10 @@ Result<RenderStats> Render(const RenderOptions& requested) {
   options.page.screenshots = options.screenshots.value_or(encode::ScreenshotFormatFor(output));
   auto redrawn = std::make_shared<std::atomic<int64_t>>(0);
   options.page.on_redrawn_frame = [redrawn] { redrawn->fetch_add(1, std::memory_order_relaxed); };
+  if (options.sound.sound == FilmSound::kIfAny &&
+      options.sound.codec != encode::SoundCodec::kAuto) {
+    PR_RETURN_IF_ERROR(encode::ChooseSoundCodec(options.kind, options.sound.codec).status());
+  }
   if (options.shard_count < 1 || options.shard_index < 0 ||
       options.shard_index >= options.shard_count) {
     return InvalidArgumentError("shard " + std::to_string(options.shard_index) + " of " +
@@ -854,8 +872,10 @@ Result<RenderStats> Render(const RenderOptions& requested) {
     Result<JoinStats> joined =
         Join(work_path, options.output,
              options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove,
-             /*verify_contents=*/false);
+             /*verify_contents=*/false, options.sound);
     if (!joined.ok()) return joined.status();
+    stats.sounds = joined->sounds;
+    stats.sounds_left_out = joined->sounds_left_out;
     stats.output = joined->output;
     stats.join_seconds = joined->seconds;
   }
@@ -868,8 +888,74 @@ namespace {
 // JoinFilm, with the segments' contents hashed again (`verify_contents`: segments another
 // process made) or only their sizes checked (Render's own join: it hashed every segment
 // as it wrote it, or when it found it at the start).
+// The film's sound, mixed from its segments' timelines (none for a folder made before
+// pagereel recorded sound, nor for --no-audio), with the sounds it holds and leaves out.
+struct FilmSoundMix {
+  std::unique_ptr<audio::Mixer> mixer;
+  encode::SoundCodec codec = encode::SoundCodec::kAuto;
+  std::vector<std::string> sounds;
+  std::vector<std::string> left_out;
+};
+
+std::string LeftOutText(const audio::LeftOut& l) {
+  return l.source + " (at " + std::to_string(l.at.ToDouble()).substr(0, 8) + " s): " + l.reason;
+}
+
+Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment>& plan,
+                              encode::FilmKind kind, const SoundOptions& options) {
+  FilmSoundMix mix;
+  if (options.sound == FilmSound::kNone) return mix;
+  std::vector<audio::Timeline> parts;
+  std::string missing;
+  for (const Segment& s : plan) {
+    std::error_code ec;
+    const std::string path = work_dir.SoundPath(s.index);
+    if (!fs::exists(path, ec)) {
+      if (missing.empty()) missing = SegmentName(s);
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Result<audio::Timeline> part = audio::FromJson(text);
+    if (!part.ok()) return part.status().WithContext(path);
+    parts.push_back(std::move(part).value());
+  }
+  if (parts.empty()) return mix;  // Segments made before pagereel recorded sound.
+  if (!missing.empty()) {
+    return FailedPreconditionError(
+        "the sound of " + missing + " is not in " + work_dir.path() +
+        " (its segment was made by a pagereel that did not record sound); render it again "
+        "with --restart");
+  }
+  // Lanes that disagree (a page that reached its segment by a jump started a sound
+  // elsewhere): the pictures are still the film's, so the film is written without sound
+  // and the summary says why.
+  Result<audio::Timeline> merged = audio::Merge(parts);
+  if (!merged.ok()) {
+    mix.left_out.push_back("all sound: " + std::string(merged.status().message()));
+    return mix;
+  }
+  const audio::Timeline& film = *merged;
+  for (const audio::LeftOut& l : film.left_out) mix.left_out.push_back(LeftOutText(l));
+  if (film.empty()) return mix;
+  if (!encode::DefaultSoundCodec(kind) && options.codec == encode::SoundCodec::kAuto) {
+    for (const audio::Sound& s : film.sounds) {
+      mix.left_out.push_back(s.source + ": a " + std::string(encode::FilmKindName(kind)) +
+                             " film carries no sound");
+    }
+    return mix;
+  }
+  PR_ASSIGN_OR_RETURN(mix.codec, encode::ChooseSoundCodec(kind, options.codec));
+  PR_ASSIGN_OR_RETURN(mix.mixer,
+                      audio::Mixer::Open(film, audio::MediaStore(work_dir.MediaPath()),
+                                         encode::SoundSamples(work_dir.film().frames,
+                                                              work_dir.film().fps)));
+  for (const audio::Sound& s : film.sounds) mix.sounds.push_back(s.source);
+  return mix;
+}
+
 Result<JoinStats> Join(const std::string& work_path, const std::string& output, AfterJoin after,
-                       bool verify_contents) {
+                       bool verify_contents, const SoundOptions& sound) {
   Clock::time_point start = Clock::now();
   PR_ASSIGN_OR_RETURN(WorkDir work_dir, WorkDir::OpenForJoin(work_path));
   const FilmRecord& film = work_dir.film();
@@ -908,10 +994,16 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
         (missing_count > 8 ? ", ..." : "") + damaged +
         "; run the render (or the shards that own them) again to make them");
   }
+  PR_ASSIGN_OR_RETURN(FilmSoundMix mix, MixSound(work_dir, plan, film.kind, sound));
   encode::JoinOptions join;
   join.kind = film.kind;
   join.fps = film.fps;
+  join.sound = mix.mixer.get();
+  join.sound_codec = mix.codec;
   PR_RETURN_IF_ERROR(encode::JoinSegments(files, output, join));
+  if (mix.mixer) {
+    for (const std::string& p : mix.mixer->problems()) mix.left_out.push_back(p);
+  }
   // The film is complete; a folder that cannot be removed only costs disk space.
   if (after == AfterJoin::kRemove) (void)work_dir.Remove();
   JoinStats stats;
@@ -919,14 +1011,16 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
   stats.frames = film.frames;
   stats.segments = static_cast<int64_t>(plan.size());
   stats.seconds = Seconds(Clock::now() - start);
+  stats.sounds = std::move(mix.sounds);
+  stats.sounds_left_out = std::move(mix.left_out);
   return stats;
 }
 
 }  // namespace
 
 Result<JoinStats> JoinFilm(const std::string& work_path, const std::string& output,
-                           AfterJoin after) {
-  return Join(work_path, output, after, /*verify_contents=*/true);
+                           AfterJoin after, const SoundOptions& sound) {
+  return Join(work_path, output, after, /*verify_contents=*/true, sound);
 }
 
 }  // namespace pagereel::render

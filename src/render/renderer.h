@@ -35,6 +35,7 @@
 #include "browser/browser.h"
 #include "capture/page.h"
 #include "encode/film.h"
+#include "encode/sound.h"
 
 namespace pagereel::render {
 
@@ -46,6 +47,19 @@ struct Progress {
 };
 
 enum class PreRollMode { kExact, kJump, kAuto };
+
+// The film's sound (audio/README.md). Each segment records what its page did with sound;
+// the join mixes the film's track once from those records and the media they name.
+enum class FilmSound {
+  kIfAny,  // A page that played sound gets a track; a page that played none, no track.
+  kNone,   // No track (--no-audio).
+};
+struct SoundOptions {
+  FilmSound sound = FilmSound::kIfAny;
+  // kAuto: the film kind's own (encode::DefaultSoundCodec); GIF and image sequences carry
+  // none, and any other codec for them is refused (encode::ChooseSoundCodec).
+  encode::SoundCodec codec = encode::SoundCodec::kAuto;
+};
 
 struct RenderOptions {
   capture::PageOptions page;
@@ -70,6 +84,7 @@ struct RenderOptions {
   int quality = 90;
   std::string preset;
   int max_attempts_per_segment = 3;
+  SoundOptions sound;
   // Where segments are kept; empty: .NAME.pagereel beside the output.
   std::string work_dir;
   // Segments of a work folder made for another film are refused, unless this is set.
@@ -121,6 +136,11 @@ struct RenderStats {
   // things): the first kMaxReportedMessages of them, and how many there were in all.
   std::vector<capture::PageMessage> page_messages;
   int64_t page_message_count = 0;
+  // The film's sound: the sounds in it (their sources, as the page named them), and those
+  // left out, each with its film time and why (media that could not be fetched or decoded,
+  // a film kind that carries no sound). Empty for a shard (its join mixes them).
+  std::vector<std::string> sounds;
+  std::vector<std::string> sounds_left_out;
 };
 
 inline constexpr size_t kMaxReportedMessages = 10;
@@ -135,6 +155,8 @@ struct JoinStats {
   int64_t frames = 0;
   int64_t segments = 0;
   double seconds = 0;
+  std::vector<std::string> sounds;           // As RenderStats has them.
+  std::vector<std::string> sounds_left_out;
 };
 
 enum class AfterJoin { kKeep, kRemove };
@@ -142,9 +164,10 @@ enum class AfterJoin { kKeep, kRemove };
 // Joins the segments in `work_dir` into `output` (of the kind the segments were made for)
 // by stream copy, then keeps or removes the work folder. Every segment must be there,
 // whole, made for the same film: errors name the missing frame ranges and the files that
-// are damaged.
+// are damaged. The film's sound is mixed from the segments' timelines as `sound` says; the
+// timelines must agree where segments overlap (audio::Merge names the sound that does not).
 Result<JoinStats> JoinFilm(const std::string& work_dir, const std::string& output,
-                           AfterJoin after);
+                           AfterJoin after, const SoundOptions& sound = {});
 
 }  // namespace pagereel::render
 

@@ -28,6 +28,8 @@ namespace {
 // 2: the film's kind is stored by its name (encode::FilmKindName), not an extension.
 constexpr int kManifestVersion = 2;
 constexpr char kFilmFile[] = "film.json";
+constexpr char kMediaFolder[] = "media";  // audio::MediaStore's.
+constexpr char kSoundSuffix[] = ".sound.json";
 
 json ToJson(const FilmRecord& f) {
   return {{"version", kManifestVersion},
@@ -147,7 +149,7 @@ void RemoveOurFiles(const fs::path& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind("seg-", 0) == 0 || name.rfind(".seg-", 0) == 0 ||
-        name.rfind(".tmp-", 0) == 0 || name == kFilmFile) {
+        name.rfind(".tmp-", 0) == 0 || name == kFilmFile || name == kMediaFolder) {
       ours.push_back(e.path());
     }
   }
@@ -339,7 +341,10 @@ std::vector<SegmentRecord> WorkDir::Finished(bool verify_contents,
   std::vector<fs::path> records;
   for (const fs::directory_entry& e : fs::directory_iterator(path_, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("seg-", 0) == 0 && e.path().extension() == ".json") records.push_back(e.path());
+    if (name.rfind("seg-", 0) == 0 && e.path().extension() == ".json" &&
+        !name.ends_with(kSoundSuffix)) {
+      records.push_back(e.path());
+    }
   }
   std::sort(records.begin(), records.end());
   for (const fs::path& r : records) {
@@ -385,6 +390,18 @@ Status WorkDir::Record(const SegmentRecord& segment) const {
   std::string name = SegmentFileName(segment.index);
   if (size_t dot = name.find('.'); dot != std::string::npos) name.resize(dot);
   return WriteAtomically(fs::path(path_) / (name + ".json"), ToJson(segment).dump(1) + "\n");
+}
+
+std::string WorkDir::MediaPath() const { return (fs::path(path_) / kMediaFolder).string(); }
+
+std::string WorkDir::SoundPath(int64_t index) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "seg-%06lld", static_cast<long long>(index));
+  return (fs::path(path_) / (name + std::string(kSoundSuffix))).string();
+}
+
+Status WorkDir::RecordSound(int64_t index, const std::string& timeline_json) const {
+  return WriteAtomically(SoundPath(index), timeline_json);
 }
 
 Status WorkDir::Remove() const {

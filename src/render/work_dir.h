@@ -3,7 +3,8 @@
 //
 // The folder holds film.json (what the film is: page, files, size, rate, encoder) and, per
 // finished segment, its file and seg-NNNNNN.json (frame range, file size, SHA-256 of the
-// file and of the screenshots it was made from). Every file is written under a temporary
+// file and of the screenshots it was made from), its sound timeline seg-NNNNNN.sound.json,
+// and the media of the film's sounds in media/ (by SHA-256). Every file is written under a temporary
 // name and renamed, and a segment's record is written only after its file is complete, so
 // a record always describes a whole file; nothing is ever rewritten in place, so shards
 // never race on a shared file.
@@ -114,6 +115,13 @@ class WorkDir {
   std::vector<SegmentRecord> Finished(bool verify_contents, std::vector<std::string>* problems) const;
 
   Status Record(const SegmentRecord& segment) const;
+
+  // A segment's sound timeline (audio/timeline.h, JSON), seg-NNNNNN.sound.json, written
+  // before its record so a record always has its timeline; and the folder of the media its
+  // sounds play (an audio::MediaStore, shared by every segment and shard).
+  std::string SoundPath(int64_t index) const;
+  Status RecordSound(int64_t index, const std::string& timeline_json) const;
+  std::string MediaPath() const;
 
   // Removes the segments and records, and the folder if nothing else is in it.
   Status Remove() const;
