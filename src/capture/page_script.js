@@ -385,6 +385,20 @@
       return m.ended;
     },
   });
+  // readyState: the real element's buffering follows the wall clock and the machine's load
+  // (2, 3 or 4 at the same frame in different lanes), and a film never stalls (the engine
+  // seeks and waits for every frame's picture), so once the metadata is in, the page sees
+  // HAVE_ENOUGH_DATA, as from a video that is fully buffered.
+  real.readyState = Object.getOwnPropertyDescriptor(media, 'readyState');
+  Object.defineProperty(media, 'readyState', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const state = real.readyState.get.call(this);
+      if (!isVideo(this) || state < HTMLMediaElement.HAVE_METADATA) return state;
+      return HTMLMediaElement.HAVE_ENOUGH_DATA;
+    },
+  });
   media.play = function play() {
     if (!isVideo(this)) return real.play.call(this);
     const m = modelOf(this);
@@ -480,7 +494,8 @@
           m.unseekable = true;
           signal('unseekable:' + el.currentSrc);
         }
-        if (m.shown === target && el.readyState >= HTMLMediaElement.HAVE_CURRENT_DATA &&
+        if (m.shown === target &&
+            real.readyState.get.call(el) >= HTMLMediaElement.HAVE_CURRENT_DATA &&
             !el.seeking) {
           resolve();
           return;
@@ -489,7 +504,7 @@
         m.landed = resolve;  // Called by intercept() on the seek's seeked (or an error).
         real.currentTime.set.call(el, target);
       };
-      if (el.readyState >= HTMLMediaElement.HAVE_METADATA) {
+      if (real.readyState.get.call(el) >= HTMLMediaElement.HAVE_METADATA) {
         seek();
       } else {
         m.landed = resolve;  // An error before the metadata ends the wait too.

@@ -78,6 +78,8 @@ def expected(expect, n, fps):
         return max(0, t + lead - expect["since_load"])
     if expect == "any":
         return None
+    if isinstance(expect, int):
+        return expect
     if isinstance(expect, str) and expect.startswith("bits:"):
         return (1 << int(expect[5:])) - 1
     if isinstance(expect, dict) and "since" in expect:
@@ -100,18 +102,19 @@ def decode(out_dir, count, rows, width=640, height=360):
          "-frames:v", str(count), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
         check=True, stdout=subprocess.PIPE).stdout
     size = width * height * 3
-    frames = []
-    for i in range(len(raw) // size):
-        img = raw[i * size:(i + 1) * size]
-        values = []
-        for r in range(rows):
-            v = 0
-            for b in range(BITS):
-                x, y = b * CELL_W + CELL_W // 2, r * CELL_H + CELL_H // 2
-                v = (v << 1) | (1 if img[(y * width + x) * 3] > 128 else 0)
-            values.append(v)
-        frames.append(values)
-    return frames
+    return [decode_one(raw[i * size:(i + 1) * size], rows, width) for i in range(len(raw) // size)]
+
+
+def decode_one(img, rows, width=640):
+    """Row values of one rgb24 frame."""
+    values = []
+    for r in range(rows):
+        v = 0
+        for b in range(BITS):
+            x, y = b * CELL_W + CELL_W // 2, r * CELL_H + CELL_H // 2
+            v = (v << 1) | (1 if img[(y * width + x) * 3] > 128 else 0)
+        values.append(v)
+    return values
 
 
 def frame_digests(out_dir, count):
@@ -121,6 +124,31 @@ def frame_digests(out_dir, count):
          "-frames:v", str(count), "-f", "framemd5", "-"],
         check=True, stdout=subprocess.PIPE, text=True).stdout
     return [line.split(",")[-1].strip() for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def describe_difference(dir_a, dir_b, n, rows, width=640, height=360):
+    """Where frame n of two films differs: the rows that read differently and the box of
+    changed pixels, so a failure seen once (in CI) says what moved."""
+    def frame(d):
+        return subprocess.run(
+            ["ffmpeg", "-v", "error", "-i", os.path.join(d, "%04d.png" % n),
+             "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+            check=True, stdout=subprocess.PIPE).stdout
+    a, b = frame(dir_a), frame(dir_b)
+    if len(a) != len(b):
+        return "frame %d: sizes differ" % n
+    xs, ys, count = [], [], 0
+    for i in range(0, len(a), 3):
+        if a[i:i + 3] != b[i:i + 3]:
+            count += 1
+            xs.append((i // 3) % width)
+            ys.append((i // 3) // width)
+    box = "x %d-%d, y %d-%d" % (min(xs), max(xs), min(ys), max(ys)) if count else "none"
+    va = decode_one(a, rows, width)
+    vb = decode_one(b, rows, width)
+    changed = ["row %d: %d vs %d" % (r, va[r], vb[r]) for r in range(rows) if va[r] != vb[r]]
+    return "frame %d: %d pixels differ (%s); %s" % (
+        n, count, box, "; ".join(changed) if changed else "the rows read the same")
 
 
 def free_port():
@@ -324,7 +352,7 @@ def main():
             frames = args.frames or page["frames"]
             rows = max(r["row"] for r in page["rows"]) + 1
             base = args.out or tempfile.mkdtemp(prefix="conf-%s-" % name)
-            digests = {}
+            digests, out_dirs = {}, {}
             page_failed = 0
             for transport, lanes, run in runs_for(page, args):
                 out = os.path.join(base, "%s-%d" % (transport, lanes) + ("" if run == 1 else "-%d" % run))
@@ -344,6 +372,7 @@ def main():
                         continue
                 values = decode(out, frames, rows)
                 digests[(transport, lanes, run)] = frame_digests(out, frames)
+                out_dirs[(transport, lanes, run)] = out
                 print("%s %s lanes=%d: %d frames in %s; page errors: %s" % (
                     name, transport, lanes, len(values), out, "; ".join(errors) if errors else "none"))
                 # A render expected to report a problem is checked for the report, not its rows.
@@ -382,6 +411,9 @@ def main():
                 diff = [n for n, (a, b) in enumerate(zip(ref, d)) if a != b]
                 if diff or len(ref) != len(d):
                     print("  %s: DIFFER at frames %s" % (label, diff[:20]))
+                    ref_dir = out_dirs[ref_key if comparable else same_transport[0]]
+                    for n in diff[:3]:
+                        print("    " + describe_difference(ref_dir, out_dirs[key], n, rows))
                     page_failed += 1
                 else:
                     print("  %s: identical" % label)
