@@ -35,6 +35,13 @@ function(pagereel_add_test name)
   if(ARG_SERIAL)
     set(serial TRUE)
   endif()
+  # gtest_discover_tests loses a list's escaping on its way to set_tests_properties: with
+  # LABELS "integration;slow" the tests were labelled "integration" only, and the slow ones
+  # ran in the default suite. One label per test (ctest -L/-LE match labels as regexes).
+  list(LENGTH ARG_LABELS label_count)
+  if(label_count GREATER 1)
+    message(FATAL_ERROR "pagereel_add_test(${name}): give one label, not ${ARG_LABELS}")
+  endif()
   gtest_discover_tests(${name}_test
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
     DISCOVERY_TIMEOUT 60)

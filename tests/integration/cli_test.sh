@@ -132,11 +132,11 @@ args=(render "$page" --frames 120 --segment-frames 20 --size 320x180 --lanes 1 -
 "$bin" "${args[@]}" -o "$work/seq/film.mp4" >/dev/null 2>"$work/log" &
 pid=$!
 for _ in $(seq 300); do
-  [ "$(ls "$work/seq/.film.mp4.pagereel" 2>/dev/null | grep -c '^seg-.*\.json$')" -ge 3 ] && break
+  [ "$(ls "$work/seq/.film.mp4.pagereel" 2>/dev/null | grep -c '^seg-[0-9]*\.json$')" -ge 3 ] && break
   sleep 0.1
 done
 kill -KILL "$pid"; wait "$pid" 2>/dev/null
-kept=$(ls "$work/seq/.film.mp4.pagereel" | grep -c '^seg-.*\.json$')
+kept=$(ls "$work/seq/.film.mp4.pagereel" | grep -c '^seg-[0-9]*\.json$')
 "$bin" "${args[@]}" -o "$work/seq/film.mp4" >/dev/null 2>"$work/log"
 rc=$?
 same=$(cmp -s "$work/seq/clean.mp4" "$work/seq/film.mp4" && echo yes)
