@@ -348,6 +348,12 @@ AVDictionary* MuxerOptions(const StreamSpec& spec, bool has_sound = false) {
                                  spec.container == Container::kFragmentedMp4)) {
     av_dict_set(&mux_opts, "movie_timescale", kSoundMovieTimescale, 0);
   }
+  if (has_sound && (spec.container == Container::kMatroska || spec.container == Container::kWebm)) {
+    // A live sound track starts with the codec's priming before 0 (Opus: 312 samples), and
+    // libavformat would shift every stream to make it 0, the pictures too (first frame at
+    // 7 ms). Matroska stores the negative start; FFmpeg reads it back with the pictures at 0.
+    av_dict_set(&mux_opts, "avoid_negative_ts", "disabled", 0);
+  }
   switch (spec.container) {
     case Container::kMp4:
       av_dict_set(&mux_opts, "movflags", "+faststart", 0);

@@ -310,6 +310,8 @@ struct TickPackets {
   int64_t index = 0;
   std::vector<encode::PacketPtr> packets;
   std::vector<int> streams;  // The stream of each packet.
+  // The tick's sound in each of the encoding's sound codecs (Encoding::sounds' order).
+  std::vector<std::vector<encode::PacketPtr>> sound;
   bool keyframe = false;
   bool after_gap = false;  // The output missed the tick before: wait for a keyframe.
 };
@@ -323,9 +325,10 @@ struct Encoding {
   std::vector<encode::StreamSpec> streams;  // Fill (or the picture), then the key.
   bool global_header = false;
   std::vector<std::unique_ptr<encode::PacketEncoder>> encoders;  // Opened by Start().
-  // The sound track, after the pictures' streams (kAuto: none).
-  encode::SoundCodec sound_codec = encode::SoundCodec::kAuto;
-  std::unique_ptr<encode::SoundPacketEncoder> sound;
+  // One sound encoder per sound codec its outputs carry (AAC in MPEG-TS beside Opus in
+  // Matroska share the pictures' encoder, not the sound's).
+  std::vector<encode::SoundCodec> sound_codecs;
+  std::vector<std::unique_ptr<encode::SoundPacketEncoder>> sounds;
   std::vector<Output*> outputs;
   std::unique_ptr<BoundedQueue<Tick>> queue;
   std::atomic<bool> keyframe_wanted{false};  // An output (re)joined: the next frame is one.
@@ -337,6 +340,7 @@ struct Encoding {
 struct Output {
   OutputSpec spec;
   Encoding* encoding = nullptr;
+  int sound = -1;  // Its sound encoder in encoding->sounds; -1: no sound track.
   std::unique_ptr<BoundedQueue<TickPackets>> queue;
   bool missed = false;  // Its encoding's thread only: a tick was dropped since the last push.
   std::atomic<int64_t> frames{0};
@@ -648,20 +652,22 @@ Status Engine::Impl::Start() {
     std::vector<encode::StreamSpec> streams = StreamsOf(out->spec);
     std::string key;
     for (const encode::StreamSpec& stream : streams) key += encode::EncoderKey(stream) + "; ";
-    const encode::SoundCodec sound_codec = SoundCodecOf(spec);
-    key += "sound " + std::string(encode::SoundCodecName(sound_codec));
     Encoding*& enc = by_key[key];
     if (enc == nullptr) {
       encodings_.push_back(std::make_unique<Encoding>());
       enc = encodings_.back().get();
       enc->index = static_cast<int>(encodings_.size()) - 1;
       enc->streams = std::move(streams);
-      enc->sound_codec = sound_codec;
       enc->queue = std::make_unique<BoundedQueue<Tick>>(static_cast<size_t>(capacity));
     }
     enc->global_header = enc->global_header || encode::WantsGlobalHeader(s.container);
     enc->outputs.push_back(raw);
     out->encoding = enc;
+    if (const encode::SoundCodec codec = SoundCodecOf(spec); codec != encode::SoundCodec::kAuto) {
+      auto at = std::find(enc->sound_codecs.begin(), enc->sound_codecs.end(), codec);
+      out->sound = static_cast<int>(at - enc->sound_codecs.begin());
+      if (at == enc->sound_codecs.end()) enc->sound_codecs.push_back(codec);
+    }
     outputs_.push_back(std::move(out));
   }
   for (auto& enc : encodings_) {
@@ -674,14 +680,14 @@ Status Engine::Impl::Start() {
       }
       enc->encoders.push_back(std::move(encoder).value());
     }
-    if (enc->sound_codec != encode::SoundCodec::kAuto) {
+    for (const encode::SoundCodec codec : enc->sound_codecs) {
       Result<std::unique_ptr<encode::SoundPacketEncoder>> sound =
-          encode::SoundPacketEncoder::Open(enc->sound_codec, enc->global_header);
+          encode::SoundPacketEncoder::Open(codec, enc->global_header);
       if (!sound.ok()) {
         return Status(sound.status().code(), "output " + enc->outputs.front()->spec.id + ": " +
                                                  std::string(sound.status().message()));
       }
-      enc->sound = std::move(sound).value();
+      enc->sounds.push_back(std::move(sound).value());
     }
   }
   for (auto& out : outputs_) {
@@ -741,7 +747,8 @@ std::vector<encode::StreamSpec> Engine::Impl::StreamsOf(const OutputSpec& out) c
 Result<std::unique_ptr<encode::PacketMuxer>> Engine::Impl::OpenOutput(Output& out) {
   std::vector<const encode::PacketEncoder*> encoders;
   for (const auto& e : out.encoding->encoders) encoders.push_back(e.get());
-  return encode::PacketMuxer::Open(out.spec.stream, encoders, out.encoding->sound.get());
+  return encode::PacketMuxer::Open(out.spec.stream, encoders,
+                                   out.sound >= 0 ? out.encoding->sounds[static_cast<size_t>(out.sound)].get() : nullptr);
 }
 
 Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
@@ -1141,17 +1148,13 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
     packets.keyframe = packets.packets.size() == enc.encoders.size() &&
                        std::all_of(packets.packets.begin(), packets.packets.end(),
                                    [](const encode::PacketPtr& packet) { return packet->keyframe(); });
-    if (enc.sound && tick->sound) {
-      // The tick's sound at its own samples: a tick this encoder never got is silence in
-      // the track, so later sound keeps its time.
-      std::vector<encode::PacketPtr> made;
-      status = enc.sound->Encode(tick->sound->data(),
-                                 static_cast<int64_t>(tick->sound->size()) / encode::kSoundChannels,
-                                 tick->first_sample, &made);
-      for (encode::PacketPtr& packet : made) {
-        packets.packets.push_back(std::move(packet));
-        packets.streams.push_back(static_cast<int>(enc.encoders.size()));
-      }
+    // The tick's sound at its own samples: a tick this encoder never got is silence in the
+    // track, so later sound keeps its time.
+    packets.sound.resize(enc.sounds.size());
+    for (size_t k = 0; k < enc.sounds.size() && tick->sound && status.ok(); ++k) {
+      status = enc.sounds[k]->Encode(tick->sound->data(),
+                                     static_cast<int64_t>(tick->sound->size()) / encode::kSoundChannels,
+                                     tick->first_sample, &packets.sound[k]);
     }
     if (!status.ok()) {
       failed = true;
@@ -1173,14 +1176,11 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
         rest.streams.push_back(static_cast<int>(i));
       }
     }
-    std::vector<encode::PacketPtr> sound;
-    if (enc.sound && enc.sound->Flush(&sound).ok()) {
-      for (encode::PacketPtr& packet : sound) {
-        rest.packets.push_back(std::move(packet));
-        rest.streams.push_back(static_cast<int>(enc.encoders.size()));
-      }
+    rest.sound.resize(enc.sounds.size());
+    for (size_t k = 0; k < enc.sounds.size(); ++k) {
+      if (!enc.sounds[k]->Flush(&rest.sound[k]).ok()) rest.sound[k].clear();
     }
-    if (!rest.packets.empty()) {
+    if (!rest.packets.empty() || !enc.sounds.empty()) {
       for (Output* out : enc.outputs) out->queue->TryPush(rest);
     }
   }
@@ -1246,6 +1246,13 @@ void Engine::Impl::OutputLoop(Output& out) {
     Status written;
     for (size_t i = 0; i < tick->packets.size() && written.ok(); ++i) {
       written = out.muxer->Write(*tick->packets[i], tick->streams[i]);
+    }
+    if (out.sound >= 0 && static_cast<size_t>(out.sound) < tick->sound.size()) {
+      const int stream = static_cast<int>(out.encoding->encoders.size());  // After the pictures.
+      for (const encode::PacketPtr& packet : tick->sound[static_cast<size_t>(out.sound)]) {
+        if (!written.ok()) break;
+        written = out.muxer->Write(*packet, stream);
+      }
     }
     if (!written.ok()) {
       fail(written);
