@@ -1,8 +1,10 @@
 #include "live/sound_server.h"
 
 #include <fcntl.h>
+#if PAGEREEL_HAVE_PULSE
 #include <pulse/error.h>
 #include <pulse/simple.h>
+#endif
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -64,6 +66,13 @@ bool Answers(const std::string& socket_path) {
 }  // namespace
 
 Result<std::unique_ptr<SoundServer>> SoundServer::Start(int sinks) {
+#if !PAGEREEL_HAVE_PULSE
+  // Built where libpulse-dev was missing: shows run, silent (CMakeLists.txt says so).
+  (void)sinks;
+  return NotFoundError("this pagereel was built without libpulse-simple, so its shows are silent: "
+                       "install Debian's libpulse-dev and pulseaudio (scripts/install-deps.sh) and "
+                       "build again");
+#endif
   const char* requested = std::getenv("PAGEREEL_PULSEAUDIO");
   const std::string binary = FindProgram(requested != nullptr && *requested != '\0' ? requested : "pulseaudio");
   if (binary.empty()) {
@@ -180,6 +189,11 @@ std::string SoundCapture::LastError() const {
 }
 
 void SoundCapture::Loop(std::stop_token stop) {
+#if !PAGEREEL_HAVE_PULSE
+  (void)stop;
+  MutexLock lock(&mu_);
+  last_error_ = "built without libpulse-simple";
+#else
   const pa_sample_spec spec{PA_SAMPLE_FLOAT32LE, encode::kSoundRate, encode::kSoundChannels};
   pa_buffer_attr attr;
   attr.maxlength = static_cast<uint32_t>(-1);
@@ -215,6 +229,7 @@ void SoundCapture::Loop(std::stop_token stop) {
     connected_ = false;
     pa_simple_free(stream);
   }
+#endif
 }
 
 }  // namespace pagereel::live
