@@ -26,8 +26,10 @@ packages=(
   libturbojpeg0-dev libspng-dev
   # Parsing, CLI, text formatting, HTTP.
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost1.81-dev
-  # Show files of `pagereel live` (TOML).
-  libtomlplusplus-dev
+  # Show files of `pagereel live` (TOML); its sources' sound: a private PulseAudio daemon
+  # per show, read with libpulse-simple (docs/live.md, "Sound"). Without the daemon a show
+  # runs silent.
+  libtomlplusplus-dev pulseaudio libpulse-dev
   # Tests and benchmarks.
   googletest libgtest-dev libgmock-dev libbenchmark-dev ffmpeg rt-tests python3 curl
 )

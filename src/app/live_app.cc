@@ -59,6 +59,8 @@ void PrintSummary(const live::ShowStatus& st) {
                st.clock.scheduling.c_str(), static_cast<long long>(st.clock.late),
                st.clock.phase_p50_us, st.clock.phase_p99_us, st.clock.phase_max_us,
                st.clock.mix_p50_us / 1000, st.clock.mix_p99_us / 1000);
+  std::fprintf(stderr, "  sound: %s; %lld samples at 48 kHz\n", st.sound.c_str(),
+               static_cast<long long>(st.clock.sound_samples));
   for (const live::SourceStatus& s : st.sources) {
     std::fprintf(stderr,
                  "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s, %.1f %% of ticks), %lld repeated, "
@@ -68,6 +70,11 @@ void PrintSummary(const live::ShowStatus& st) {
                  100 * s.freshness_show, static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
                  static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
                  std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+    if (s.sound_underruns > 0 || s.sound_overruns > 0) {
+      std::fprintf(stderr, "    its sound: %lld underruns (%lld samples of silence), %lld overruns (%lld samples dropped)\n",
+                   static_cast<long long>(s.sound_underruns), static_cast<long long>(s.sound_padded),
+                   static_cast<long long>(s.sound_overruns), static_cast<long long>(s.sound_dropped));
+    }
     if (s.page_errors > 0) {
       std::fprintf(stderr, "    its page threw %lld uncaught exceptions\n", static_cast<long long>(s.page_errors));
     }
@@ -289,6 +296,7 @@ int RunLive(const LiveRequest& request) {
   if (request.fifo_priority) show.clock.fifo_priority = request.fifo_priority;
   if (request.cpu) show.clock.cpu = request.cpu;
   if (request.no_stagger) show.clock.stagger = false;
+  if (request.no_audio) show.sound.enabled = false;
   if (request.late_threshold_us) {
     show.clock.late_threshold =
         std::chrono::nanoseconds(static_cast<int64_t>(std::llround(*request.late_threshold_us * 1000)));

@@ -25,6 +25,7 @@ struct LiveRequest {
   std::optional<int> fifo_priority;
   std::optional<int> cpu;
   bool no_stagger = false;
+  bool no_audio = false;  // The show without sound (overrides the show file's).
   std::optional<double> late_threshold_us;
   std::string as_run_log;
   double status_every_seconds = 5;   // A status line on stderr; 0: none.

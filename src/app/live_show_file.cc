@@ -58,7 +58,7 @@ class ShowReader {
   // The show, or every error found in it (each with file:line where TOML gives one).
   Result<live::ShowSpec> Read(const toml::table& root) {
     live::ShowSpec show;
-    Note(Keys(root, "", {"format", "sources", "outputs", "clock", "control", "amcp", "as_run"}));
+    Note(Keys(root, "", {"format", "sources", "outputs", "clock", "control", "amcp", "sound", "as_run"}));
     if (const toml::table* format = Table(root, "format")) {
       Note(Keys(*format, "format", {"size", "fps", "background"}));
       if (auto size = String(*format, "format", "size"); size && Got(*size)) {
@@ -113,7 +113,7 @@ class ShowReader {
       const toml::table& t = *sources->get(i)->as_table();
       const std::string where = "sources[" + std::to_string(i) + "]";
       Note(Keys(t, where, {"id", "url", "worker", "x", "y", "width", "height", "opacity",
-                           "visible", "transparent", "layer", "amcp_layer"}));
+                           "volume", "visible", "transparent", "layer", "amcp_layer"}));
       live::SourceSpec s;
       Got(Required(t, where, "id"), s.id);
       if (!s.id.empty()) {
@@ -140,6 +140,7 @@ class ShowReader {
       Got(Int(t, where, "width", 0, 16, 7680), s.width);
       Got(Int(t, where, "height", 0, 16, 4320), s.height);
       Got(Double(t, where, "opacity", 1.0, 0.0, 1.0), s.opacity);
+      Got(Double(t, where, "volume", 1.0, 0.0, live::kMaxVolume), s.volume);
       Got(Bool(t, where, "visible", true), s.visible);
       // Unless told, every layer above the bottom one is a transparent overlay (decided
       // once the layers are in order).
@@ -193,7 +194,8 @@ class ShowReader {
     for (size_t i = 0; outputs != nullptr && i < outputs->size(); ++i) {
       const toml::table& t = *outputs->get(i)->as_table();
       const std::string where = "outputs[" + std::to_string(i) + "]";
-      Note(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames", "alpha"}));
+      Note(Keys(t, where, {"id", "to", "codec", "preset", "bitrate_kbps", "quality", "queue_frames", "alpha",
+                           "sound"}));
       std::string to;
       if (!Got(Required(t, where, "to"), to)) continue;
       std::string codec = "h264";
@@ -238,6 +240,8 @@ class ShowReader {
           out->alpha = *parsed;
         }
       }
+      bool sound = true;
+      if (Got(Bool(t, where, "sound", true), sound) && !sound) out->sound = live::OutputSound::kNone;
       if (is_url) {
         const std::string port = HostPort(to);
         if (!port.empty() && !ports.emplace(port, where).second) {
@@ -309,6 +313,10 @@ class ShowReader {
                 "no source has an amcp_layer, so AMCP could drive nothing: give the sources "
                 "a controller drives amcp_layer = N (the layer of CG 1-N)"));
       }
+    }
+    if (const toml::table* sound = Table(root, "sound")) {
+      Note(Keys(*sound, "sound", {"enabled"}));
+      Got(Bool(*sound, "sound", "enabled", true), show.sound.enabled);
     }
     if (auto as_run = String(root, "", "as_run"); as_run && Got(*as_run)) {
       show.as_run_log = Relative(**as_run);

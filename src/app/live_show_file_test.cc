@@ -96,6 +96,33 @@ TEST_F(ShowFileTest, AGoodShowFileGivesTheShow) {
   EXPECT_EQ(show->control.token, "secret");
 }
 
+TEST_F(ShowFileTest, SoundSettingsAreReadAndBadOnesRefusedNamingTheLine) {
+  const std::string out = "[[outputs]]\nto = \"x.ts\"\n";
+  Result<live::ShowSpec> show = LoadShowFile(Write(
+      "show.toml", "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\nvolume = 0.25\n" + out +
+                       "[[outputs]]\nto = \"y.mkv\"\nsound = false\n[sound]\nenabled = true\n"));
+  ASSERT_TRUE(show.ok()) << show.status().ToString();
+  EXPECT_EQ(show->sources[0].volume, 0.25);
+  EXPECT_TRUE(show->sound.enabled);
+  EXPECT_EQ(show->outputs[0].sound, live::OutputSound::kAuto);
+  EXPECT_EQ(show->outputs[1].sound, live::OutputSound::kNone);
+  const std::string source = "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\n";
+  EXPECT_NE(Refusal(source + "volume = 9\n" + out).find("show.toml:4: sources[0].volume: 9 is outside 0 to 4"),
+            std::string::npos)
+      << Refusal(source + "volume = 9\n" + out);
+  EXPECT_NE(Refusal(source + "volume = -1\n" + out).find("show.toml:4: sources[0].volume: -1 is outside 0 to 4"),
+            std::string::npos);
+  EXPECT_NE(Refusal(source + "volume = \"loud\"\n" + out).find("show.toml:4: sources[0].volume: must be a number"),
+            std::string::npos);
+  EXPECT_NE(Refusal(source + out + "sound = \"aac\"\n").find("show.toml:6: outputs[0].sound: must be true or false"),
+            std::string::npos)
+      << Refusal(source + out + "sound = \"aac\"\n");
+  EXPECT_NE(Refusal(source + out + "[sound]\nenabled = 1\n").find("show.toml:7: sound.enabled: must be true or false"),
+            std::string::npos);
+  EXPECT_NE(Refusal(source + out + "[sound]\ncodec = \"aac\"\n").find("show.toml:7: sound.codec: unknown key"),
+            std::string::npos);
+}
+
 TEST_F(ShowFileTest, JsonIsReadLikeToml) {
   Result<live::ShowSpec> show = LoadShowFile(Write(
       "show.json",

@@ -123,7 +123,6 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
       "--disable-breakpad",
       "--disable-extensions",
       "--hide-scrollbars",
-      "--mute-audio",
       // Without it play() rejects and AudioContext.resume() never settles (a page waiting
       // on it hangs): pages start their sound without a user's gesture (audio/README.md).
       "--autoplay-policy=no-user-gesture-required",
@@ -131,6 +130,7 @@ std::vector<std::string> BrowserArgs(const std::string& binary, const std::strin
       // Same font rasterisation on every host, so frames compare across machines.
       "--font-render-hinting=none",
   };
+  if (options.audio == LaunchOptions::Audio::kMuted) args.push_back("--mute-audio");
   // The switches Chromium's own headless rendering tests use with begin-frame control.
   // Each removes a way for a frame to depend on timing or on the frames drawn before it:
   // with threaded animation, CSS and Web Animations started during frames run without
@@ -208,6 +208,18 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // Our environment with the caller's entries in place of any of the same name.
+  std::vector<std::string> environment = options.environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(),
+                                      [&](const std::string& ours) { return ours.starts_with(name); });
+    if (!replaced) environment.emplace_back(entry);
+  }
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::string log_path = (profile / "browser-stderr.log").string();
 
   int to_browser[2];
@@ -282,7 +294,7 @@ Result<std::unique_ptr<Browser>> Browser::Launch(const LaunchOptions& options) {
     // close-on-exec on another thread (a client's socket, a listener) would otherwise live
     // on in the browser and hold its connection or port open.
     ::close_range(5, ~0U, 0);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   });
   if (pid < 0) {

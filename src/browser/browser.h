@@ -63,6 +63,13 @@ struct LaunchOptions {
   // below its clock and encoders. With a positive value no browser thread may raise itself
   // back above it (Chromium would raise its display threads to -8).
   int nice = 0;
+  // Whether the browser's sound is muted (--mute-audio) or played to its sound server (live
+  // captures it: live/sound.h).
+  enum class Audio { kMuted, kPlayed };
+  Audio audio = Audio::kMuted;
+  // "NAME=value" entries added to the browser's environment (live's PULSE_SERVER and
+  // PULSE_SINK, which choose the sound server and sink a browser plays to).
+  std::vector<std::string> environment;
 };
 
 class Browser {

@@ -37,6 +37,9 @@ void AddLiveCommand(CLI::App& root, Action& run) {
   cmd->add_flag("--no-stagger", request->no_stagger,
                 "Begin every worker's frames at phase 0 (for comparison; by default worker k "
                 "begins at phase bitreverse(k) of the period).");
+  cmd->add_flag("--no-audio", request->no_audio,
+                "Mute the sources' browsers and send pictures only (by default their sound is "
+                "captured, mixed and carried by every output: docs/live.md, \"Sound\").");
   cmd->add_option("--late-threshold-us", request->late_threshold_us,
                   "A tick later than this is counted late and written to the as-run log "
                   "(default 500).");

@@ -15,8 +15,10 @@
 
 #include "base/status.h"
 #include "encode/frame.h"
+#include "encode/sound.h"
 #include "encode/stream.h"
 
+struct AVCodecContext;
 struct AVPacket;
 
 namespace pagereel::encode {
@@ -68,14 +70,38 @@ class PacketEncoder {
   virtual const StreamSpec& spec() const = 0;
 };
 
+// A live program's sound: interleaved stereo float at 48 kHz in, packets out (timestamps
+// in samples, 1/48000 s, counted from the show's first sample), through SoundTrack's
+// conversion and framing. The codec's priming is in the timestamps (the first packet's
+// are negative), so the decoded sample at time t is the sample given for t.
+class SoundPacketEncoder {
+ public:
+  // `codec`: kAac or kOpus (what live outputs carry). Headers out of band when
+  // `global_header`.
+  static Result<std::unique_ptr<SoundPacketEncoder>> Open(SoundCodec codec, bool global_header);
+  virtual ~SoundPacketEncoder() = default;
+
+  // Encodes `count` samples that begin at sample `first` of the show. Samples between the
+  // end of the last call and `first` (ticks the encoder never got) are encoded as silence,
+  // so every sample keeps its time. REQUIRES: `first` at or after the last call's end.
+  virtual Status Encode(const float* samples, int64_t count, int64_t first,
+                        std::vector<PacketPtr>* out) = 0;
+  // Encodes what is held back (a short last frame) and drains the codec.
+  virtual Status Flush(std::vector<PacketPtr>* out) = 0;
+  virtual SoundCodec codec() const = 0;
+  // The opened codec, for a muxer's stream.
+  virtual const AVCodecContext* context() const = 0;
+};
+
 class PacketMuxer {
  public:
   // Opens `spec`'s container and sink (connecting to a URL: blocks until the peer answers,
   // spec.should_stop says stop, or the protocol's timeout) with one stream per encoder, in
-  // their order, and writes the header. Each encoder must have been opened with
-  // WantsGlobalHeader(spec.container) or more.
+  // their order, and `sound`'s after them (nullptr: none), and writes the header. Each
+  // encoder must have been opened with WantsGlobalHeader(spec.container) or more.
   static Result<std::unique_ptr<PacketMuxer>> Open(const StreamSpec& spec,
-                                                   const std::vector<const PacketEncoder*>& encoders);
+                                                   const std::vector<const PacketEncoder*>& encoders,
+                                                   const SoundPacketEncoder* sound = nullptr);
   virtual ~PacketMuxer() = default;
 
   // Writes `packet`, made by the encoder of stream `stream`.

@@ -340,13 +340,19 @@ void ConfigureCodec(const StreamSpec& spec, const CodecChoice& choice, AVCodecCo
 }
 
 // The container's options, then the caller's.
-AVDictionary* MuxerOptions(const StreamSpec& spec) {
+AVDictionary* MuxerOptions(const StreamSpec& spec, bool has_sound = false) {
   const bool whole_file =
       spec.sink.kind == Sink::Kind::kFile || spec.sink.kind == Sink::Kind::kMemoryFile;
   AVDictionary* mux_opts = nullptr;
-  if (spec.sound != nullptr && (spec.container == Container::kMp4 || spec.container == Container::kMov ||
+  if ((spec.sound != nullptr || has_sound) && (spec.container == Container::kMp4 || spec.container == Container::kMov ||
                                  spec.container == Container::kFragmentedMp4)) {
     av_dict_set(&mux_opts, "movie_timescale", kSoundMovieTimescale, 0);
+  }
+  if (has_sound && (spec.container == Container::kMatroska || spec.container == Container::kWebm)) {
+    // A live sound track starts with the codec's priming before 0 (Opus: 312 samples), and
+    // libavformat would shift every stream to make it 0, the pictures too (first frame at
+    // 7 ms). Matroska stores the negative start; FFmpeg reads it back with the pictures at 0.
+    av_dict_set(&mux_opts, "avoid_negative_ts", "disabled", 0);
   }
   switch (spec.container) {
     case Container::kMp4:
@@ -511,7 +517,7 @@ class PacketMuxerImpl final : public PacketMuxer {
  public:
   explicit PacketMuxerImpl(const StreamSpec& spec) : spec_(spec), muxer_(spec.sink, spec.should_stop) {}
 
-  Status Init(const std::vector<const PacketEncoder*>& encoders) {
+  Status Init(const std::vector<const PacketEncoder*>& encoders, const SoundPacketEncoder* sound) {
     if (encoders.empty()) return InternalError("a muxer without streams");
     PR_RETURN_IF_ERROR(muxer_.Create(MuxerName(spec_.container)));
     for (const PacketEncoder* e : encoders) {
@@ -530,7 +536,11 @@ class PacketMuxerImpl final : public PacketMuxer {
       time_bases_.push_back(encoder->time_base());
       (void)index;
     }
-    AVDictionary* mux_opts = MuxerOptions(spec_);
+    if (sound != nullptr) {
+      PR_RETURN_IF_ERROR(muxer_.AddStream(sound->context()).status());
+      time_bases_.push_back(AVRational{1, kSoundRate});
+    }
+    AVDictionary* mux_opts = MuxerOptions(spec_, sound != nullptr);
     AVDictionary* protocol_opts = ProtocolOptions(spec_);
     Status started = muxer_.Start(&mux_opts, &protocol_opts);
     av_dict_free(&mux_opts);
@@ -597,10 +607,11 @@ Result<std::unique_ptr<PacketEncoder>> PacketEncoder::Open(const StreamSpec& spe
 }
 
 Result<std::unique_ptr<PacketMuxer>> PacketMuxer::Open(const StreamSpec& spec,
-                                                       const std::vector<const PacketEncoder*>& encoders) {
+                                                       const std::vector<const PacketEncoder*>& encoders,
+                                                       const SoundPacketEncoder* sound) {
   QuietenLibav();
   auto muxer = std::make_unique<PacketMuxerImpl>(spec);
-  PR_RETURN_IF_ERROR(muxer->Init(encoders));
+  PR_RETURN_IF_ERROR(muxer->Init(encoders, sound));
   return std::unique_ptr<PacketMuxer>(std::move(muxer));
 }
 

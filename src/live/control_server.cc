@@ -151,7 +151,13 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"leadMs", s.lead_ms},
          {"pageErrors", s.page_errors},
          {"lastError", s.last_error},
-         {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)}});
+         {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)},
+         {"soundLive", s.sound_live},
+         {"soundUnderruns", s.sound_underruns},
+         {"soundPaddedSamples", s.sound_padded},
+         {"soundOverruns", s.sound_overruns},
+         {"soundDroppedSamples", s.sound_dropped},
+         {"soundBufferMs", s.sound_buffer_ms}});
   }
   json outputs = json::array();
   for (const OutputStatus& o : st.outputs) {
@@ -172,6 +178,7 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
           {"clock",
            {{"ticks", st.clock.ticks},
             {"lateTicks", st.clock.late},
+            {"soundSamples", st.clock.sound_samples},
             {"phaseP50Us", st.clock.phase_p50_us},
             {"phaseP99Us", st.clock.phase_p99_us},
             {"phaseMaxUs", st.clock.phase_max_us},
@@ -181,7 +188,8 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
             {"scheduling", st.clock.scheduling}}},
           {"outputs", std::move(outputs)},
           {"psi", PressureJson(pressure_text)},
-          {"seconds", st.seconds}};
+          {"seconds", st.seconds},
+          {"sound", st.sound}};
 }
 
 int HttpStatusOf(const Status& status) {
@@ -361,6 +369,9 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   p.Family("pagereel_live_late_ticks_total", "counter",
            "Ticks that woke later than the late threshold.");
   p.Sample("pagereel_live_late_ticks_total", {}, st.clock.late);
+  p.Family("pagereel_live_sound_samples_total", "counter",
+           "Samples (48 kHz) the ticks carried: each tick its exact share.");
+  p.Sample("pagereel_live_sound_samples_total", {}, st.clock.sound_samples);
   p.Family("pagereel_live_show_seconds", "gauge", "Seconds since the first tick.");
   p.Sample("pagereel_live_show_seconds", {}, st.seconds);
   p.Family(
@@ -393,6 +404,15 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
        &SourceStatus::page_errors},
       {"pagereel_live_source_restarts_total", "Browser replacements of a source's worker.",
        &SourceStatus::restarts},
+      {"pagereel_live_source_sound_underruns_total",
+       "Ticks that found less of a source's sound than their share (padded with silence).",
+       &SourceStatus::sound_underruns},
+      {"pagereel_live_source_sound_padded_samples_total", "Silent samples those ticks got.",
+       &SourceStatus::sound_padded},
+      {"pagereel_live_source_sound_overruns_total",
+       "Times a source's captured sound was dropped for waiting too long.", &SourceStatus::sound_overruns},
+      {"pagereel_live_source_sound_dropped_samples_total", "Samples of a source's sound dropped.",
+       &SourceStatus::sound_dropped},
   };
   for (const SourceCounter& c : counters) {
     p.Family(c.name, "counter", c.help);

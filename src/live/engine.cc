@@ -26,6 +26,8 @@
 #include "encode/packets.h"
 #include "live/compositor.h"
 #include "live/frame_slot.h"
+#include "live/sound_buffer.h"
+#include "live/sound_server.h"
 #include "live/tick_schedule.h"
 #include "base/tick_clock.h"
 
@@ -61,6 +63,11 @@ constexpr size_t kRememberedCalls = 64;
 // (the source shows its last picture meanwhile): the first beginFrame after a load can
 // come back before the page painted.
 constexpr int kHeldPictures = 1;
+// A worker's sound waits this long before the clock starts taking it (the capture reads
+// 10 ms fragments; the capture thread or the browser's audio thread can be held up by
+// about as much again on a busy host), and is dropped beyond kSoundMaxWait.
+constexpr int64_t kSoundCushionSamples = 4800;  // 100 ms.
+constexpr int64_t kSoundMaxWaitSamples = 24000;  // 500 ms.
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
@@ -213,6 +220,10 @@ class AsRunLog {
 struct Tick {
   int64_t index;
   std::shared_ptr<const Picture> picture;
+  // The tick's sound: TickSamples(index) interleaved stereo samples from sample
+  // SoundSamples(index); null when the show has none.
+  std::shared_ptr<const std::vector<float>> sound;
+  int64_t first_sample = 0;
 };
 
 }  // namespace
@@ -231,6 +242,8 @@ struct Source {
   std::atomic<bool> has_picture{false};
   std::atomic<int> hold_pictures{0};  // Pictures of a new page not to put on air.
   std::atomic<int64_t> page_errors{0};
+  // Its sound's gain at the last tick: volume x opacity x fade (the clock thread only).
+  float sound_gain = 0;
   int64_t errors_logged_ns = 0;     // Its worker's thread only: the last as-run line about them.
   int64_t errors_unlogged = 0;      // Its worker's thread only.
   std::atomic<int> browser_pid{0};
@@ -297,6 +310,8 @@ struct TickPackets {
   int64_t index = 0;
   std::vector<encode::PacketPtr> packets;
   std::vector<int> streams;  // The stream of each packet.
+  // The tick's sound in each of the encoding's sound codecs (Encoding::sounds' order).
+  std::vector<std::vector<encode::PacketPtr>> sound;
   bool keyframe = false;
   bool after_gap = false;  // The output missed the tick before: wait for a keyframe.
 };
@@ -310,6 +325,10 @@ struct Encoding {
   std::vector<encode::StreamSpec> streams;  // Fill (or the picture), then the key.
   bool global_header = false;
   std::vector<std::unique_ptr<encode::PacketEncoder>> encoders;  // Opened by Start().
+  // One sound encoder per sound codec its outputs carry (AAC in MPEG-TS beside Opus in
+  // Matroska share the pictures' encoder, not the sound's).
+  std::vector<encode::SoundCodec> sound_codecs;
+  std::vector<std::unique_ptr<encode::SoundPacketEncoder>> sounds;
   std::vector<Output*> outputs;
   std::unique_ptr<BoundedQueue<Tick>> queue;
   std::atomic<bool> keyframe_wanted{false};  // An output (re)joined: the next frame is one.
@@ -321,6 +340,7 @@ struct Encoding {
 struct Output {
   OutputSpec spec;
   Encoding* encoding = nullptr;
+  int sound = -1;  // Its sound encoder in encoding->sounds; -1: no sound track.
   std::unique_ptr<BoundedQueue<TickPackets>> queue;
   bool missed = false;  // Its encoding's thread only: a tick was dropped since the last push.
   std::atomic<int64_t> frames{0};
@@ -387,6 +407,10 @@ class Engine::Impl {
     int64_t pinged_ns = 0;                  // The worker's thread only.
     std::atomic<double> prepare_ema_ns{0};  // Written by its prepare thread.
     std::vector<Source*> sources;
+    // Its browser's sound, captured from its sink (null: the show has none).
+    std::unique_ptr<SoundBuffer> sound;
+    std::unique_ptr<SoundCapture> sound_capture;
+    float sound_gain = 0;  // The clock thread only: the gain of its last tick.
     // Pictures the worker read back, decoded and prepared by its own thread
     // ("live-prep-k") while the browser draws the next frame.
     std::unique_ptr<BoundedQueue<Drawn>> prepare_queue;
@@ -422,9 +446,14 @@ class Engine::Impl {
   void SetError(Source& s, std::string_view error);
   void ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Status* status);
   std::shared_ptr<const Picture> Mix(int64_t n, int64_t deadline_ns);
+  // Tick n's sound: each worker's share, at its sources' gain (set by Mix), mixed.
+  std::shared_ptr<const std::vector<float>> MixSound(int64_t n);
   void EncodeLoop(Encoding& enc);
   void OutputLoop(Output& out);
   Result<std::unique_ptr<encode::PacketMuxer>> OpenOutput(Output& out);
+  // What `out` carries its sound in: Opus in Matroska and WebM (AAC there plays 1,024
+  // samples late: no edit list hides its priming), AAC elsewhere; kAuto: no sound track.
+  encode::SoundCodec SoundCodecOf(const OutputSpec& out) const;
   // The encoder settings of each stream of `out` (one, or fill and key).
   std::vector<encode::StreamSpec> StreamsOf(const OutputSpec& out) const;
   // A source's page, with its browser (which must outlive it) and the source, for a
@@ -453,6 +482,8 @@ class Engine::Impl {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Output>> outputs_;
   std::vector<std::unique_ptr<Encoding>> encodings_;
+  std::unique_ptr<SoundServer> sound_server_;  // Null: the show is silent (sound_note_).
+  std::string sound_note_;
   AsRunLog as_run_;
 
   // Tick 0 is set by Run() before it starts the threads that read it.
@@ -461,6 +492,7 @@ class Engine::Impl {
   std::atomic<bool> draining_{false};  // The clock has stopped; outputs send what they hold.
   std::atomic<int64_t> ticks_made_{0};
   std::atomic<int64_t> late_{0};
+  std::atomic<int64_t> sound_samples_{0};
   MicrosHistogram phase_;
   MicrosHistogram mix_;
   mutable Mutex scheduling_mu_;
@@ -482,6 +514,10 @@ Status Engine::Impl::LaunchWorker(Worker& w) {
   // Below the clock and the encoders: a source that is late repeats a picture, an output
   // that is late loses a frame of the program.
   launch.nice = kBrowserNice;
+  if (sound_server_) {
+    launch.audio = browser::LaunchOptions::Audio::kPlayed;
+    launch.environment = sound_server_->BrowserEnvironment(w.index);
+  }
   PR_ASSIGN_OR_RETURN(std::shared_ptr<browser::Browser> browser, browser::Browser::Launch(launch));
   std::vector<std::shared_ptr<capture::LivePage>> pages;
   for (Source* s : w.sources) {
@@ -546,6 +582,20 @@ Status Engine::Impl::Start() {
     source->worker = number;
     sources_.push_back(std::move(source));
   }
+  // The sources' sound: a sink per worker on a private sound server. Without one the show
+  // runs silent, and says why (in the status and the as-run log).
+  if (show_.sound.enabled) {
+    Result<std::unique_ptr<SoundServer>> server = SoundServer::Start(static_cast<int>(workers_.size()));
+    if (server.ok()) {
+      sound_server_ = std::move(server).value();
+      sound_note_ = "pulseaudio, " + std::to_string(workers_.size()) + " sink" + (workers_.size() == 1 ? "" : "s");
+    } else {
+      sound_note_ = "none: " + std::string(server.status().message());
+      as_run_.Line(0, "the show is silent: " + std::string(server.status().message()));
+    }
+  } else {
+    sound_note_ = "none: off in the show";
+  }
   // Phases follow the workers' order of appearance, so the first workers get 0 and 1/2.
   for (size_t k = 0; k < workers_.size(); ++k) {
     Worker& w = *workers_[k];
@@ -554,6 +604,11 @@ Status Engine::Impl::Start() {
     w.phase_offset = nanoseconds(TickSchedule(0, show_.fps).PhaseOffsetNs(phase));
     w.lead_ticks = LeadTicks(show_.fps) + (w.phase_offset.count() == 0 ? 0 : 1);
     w.prepare_queue = std::make_unique<BoundedQueue<Drawn>>(2);
+    if (sound_server_) {
+      w.sound = std::make_unique<SoundBuffer>(kSoundCushionSamples, kSoundMaxWaitSamples);
+      w.sound_capture = std::make_unique<SoundCapture>(sound_server_->address(), SoundServer::MonitorOf(w.index),
+                                                       w.sound.get(), w.index);
+    }
     for (Source* s : w.sources) {
       s->phase = phase;
       s->worker_index = k;
@@ -608,6 +663,11 @@ Status Engine::Impl::Start() {
     enc->global_header = enc->global_header || encode::WantsGlobalHeader(s.container);
     enc->outputs.push_back(raw);
     out->encoding = enc;
+    if (const encode::SoundCodec codec = SoundCodecOf(spec); codec != encode::SoundCodec::kAuto) {
+      auto at = std::find(enc->sound_codecs.begin(), enc->sound_codecs.end(), codec);
+      out->sound = static_cast<int>(at - enc->sound_codecs.begin());
+      if (at == enc->sound_codecs.end()) enc->sound_codecs.push_back(codec);
+    }
     outputs_.push_back(std::move(out));
   }
   for (auto& enc : encodings_) {
@@ -619,6 +679,15 @@ Status Engine::Impl::Start() {
                                                    std::string(encoder.status().message()));
       }
       enc->encoders.push_back(std::move(encoder).value());
+    }
+    for (const encode::SoundCodec codec : enc->sound_codecs) {
+      Result<std::unique_ptr<encode::SoundPacketEncoder>> sound =
+          encode::SoundPacketEncoder::Open(codec, enc->global_header);
+      if (!sound.ok()) {
+        return Status(sound.status().code(), "output " + enc->outputs.front()->spec.id + ": " +
+                                                 std::string(sound.status().message()));
+      }
+      enc->sounds.push_back(std::move(sound).value());
     }
   }
   for (auto& out : outputs_) {
@@ -632,6 +701,13 @@ Status Engine::Impl::Start() {
     out->connected = true;
   }
   return Status::Ok();
+}
+
+encode::SoundCodec Engine::Impl::SoundCodecOf(const OutputSpec& out) const {
+  if (!show_.sound.enabled || out.sound == OutputSound::kNone) return encode::SoundCodec::kAuto;
+  const encode::Container c = out.stream.container;
+  return c == encode::Container::kMatroska || c == encode::Container::kWebm ? encode::SoundCodec::kOpus
+                                                                            : encode::SoundCodec::kAac;
 }
 
 std::vector<encode::StreamSpec> Engine::Impl::StreamsOf(const OutputSpec& out) const {
@@ -671,7 +747,8 @@ std::vector<encode::StreamSpec> Engine::Impl::StreamsOf(const OutputSpec& out) c
 Result<std::unique_ptr<encode::PacketMuxer>> Engine::Impl::OpenOutput(Output& out) {
   std::vector<const encode::PacketEncoder*> encoders;
   for (const auto& e : out.encoding->encoders) encoders.push_back(e.get());
-  return encode::PacketMuxer::Open(out.spec.stream, encoders);
+  return encode::PacketMuxer::Open(out.spec.stream, encoders,
+                                   out.sound >= 0 ? out.encoding->sounds[static_cast<size_t>(out.sound)].get() : nullptr);
 }
 
 Status Engine::Impl::Run(int64_t ticks, const std::atomic<bool>* stop) {
@@ -785,13 +862,14 @@ void Engine::Impl::ClockLoop(int64_t ticks, const std::atomic<bool>* stop, Statu
       as_run_.Line(n, "late tick: woke " + std::to_string(late / 1000) + " us after its instant");
     }
     std::shared_ptr<const Picture> program = Mix(n, deadline);
+    std::shared_ptr<const std::vector<float>> sound = MixSound(n);
     mix_.Add(clock_.MonotonicNs() - woke);
     {
       MutexLock lock(&program_mu_);
       program_ = program;
     }
     for (auto& enc : encodings_) {
-      if (!enc->queue->TryPush(Tick{n, program})) {
+      if (!enc->queue->TryPush(Tick{n, program, sound, encode::SoundSamples(n, show_.fps)})) {
         for (Output* out : enc->outputs) out->dropped++;
       }
     }
@@ -813,6 +891,7 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
       if (s->level > s->target) s->level = std::max(s->target, s->level - s->step);
       level = s->level;
     }
+    s->sound_gain = static_cast<float>(level * s->spec.opacity * s->spec.volume);
     if (!taken.picture || level <= 0) continue;
     layers.push_back(Layer{taken.picture.get(), s->spec.x, s->spec.y,
                            static_cast<float>(level * s->spec.opacity)});
@@ -821,6 +900,25 @@ std::shared_ptr<const Picture> Engine::Impl::Mix(int64_t n, int64_t deadline_ns)
   auto program = std::make_shared<Picture>(show_.width, show_.height);
   Composite(layers, show_.background, program.get());
   return program;
+}
+
+std::shared_ptr<const std::vector<float>> Engine::Impl::MixSound(int64_t n) {
+  // Without a sound server (none installed) the outputs still carry their tracks, silent.
+  if (!show_.sound.enabled) return nullptr;
+  const int64_t count = TickSamples(n, show_.fps);
+  auto mixed = std::make_shared<std::vector<float>>(static_cast<size_t>(count) * encode::kSoundChannels, 0.0f);
+  for (auto& w : workers_) {
+    if (!w->sound) continue;
+    // Sources that share a browser share its sound: at the gain of the loudest of them.
+    float gain = 0;
+    for (const Source* s : w->sources) gain = std::max(gain, s->sound_gain);
+    // From the last tick's gain to this one's across the tick: a fade or a cut of the
+    // picture moves the sound without a step (a click).
+    w->sound->Take(mixed->data(), count, w->sound_gain, gain);
+    w->sound_gain = gain;
+  }
+  sound_samples_ += count;
+  return mixed;
 }
 
 void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
@@ -1050,6 +1148,20 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
     packets.keyframe = packets.packets.size() == enc.encoders.size() &&
                        std::all_of(packets.packets.begin(), packets.packets.end(),
                                    [](const encode::PacketPtr& packet) { return packet->keyframe(); });
+    // The tick's sound at its own samples: a tick this encoder never got is silence in the
+    // track, so later sound keeps its time.
+    packets.sound.resize(enc.sounds.size());
+    for (size_t k = 0; k < enc.sounds.size() && tick->sound && status.ok(); ++k) {
+      status = enc.sounds[k]->Encode(tick->sound->data(),
+                                     static_cast<int64_t>(tick->sound->size()) / encode::kSoundChannels,
+                                     tick->first_sample, &packets.sound[k]);
+    }
+    if (!status.ok()) {
+      failed = true;
+      as_run_.Line(CurrentTick(), "sound encoder of " + enc.outputs.front()->spec.id + " failed: " +
+                                      std::string(status.message()));
+      continue;
+    }
     hand_out(std::move(packets));
   }
   // The end: what the encoders still hold (zero-latency H.264 holds nothing).
@@ -1064,7 +1176,11 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
         rest.streams.push_back(static_cast<int>(i));
       }
     }
-    if (!rest.packets.empty()) {
+    rest.sound.resize(enc.sounds.size());
+    for (size_t k = 0; k < enc.sounds.size(); ++k) {
+      if (!enc.sounds[k]->Flush(&rest.sound[k]).ok()) rest.sound[k].clear();
+    }
+    if (!rest.packets.empty() || !enc.sounds.empty()) {
       for (Output* out : enc.outputs) out->queue->TryPush(rest);
     }
   }
@@ -1131,6 +1247,13 @@ void Engine::Impl::OutputLoop(Output& out) {
     for (size_t i = 0; i < tick->packets.size() && written.ok(); ++i) {
       written = out.muxer->Write(*tick->packets[i], tick->streams[i]);
     }
+    if (out.sound >= 0 && static_cast<size_t>(out.sound) < tick->sound.size()) {
+      const int stream = static_cast<int>(out.encoding->encoders.size());  // After the pictures.
+      for (const encode::PacketPtr& packet : tick->sound[static_cast<size_t>(out.sound)]) {
+        if (!written.ok()) break;
+        written = out.muxer->Write(*packet, stream);
+      }
+    }
     if (!written.ok()) {
       fail(written);
       if (!end) out.dropped++;
@@ -1160,6 +1283,8 @@ ShowStatus Engine::Impl::CurrentStatus() const {
   st.clock.mix_p50_us = mix_.Quantile(0.5);
   st.clock.mix_p99_us = mix_.Quantile(0.99);
   st.clock.mix_max_us = mix_.Max();
+  st.clock.sound_samples = sound_samples_.load();
+  st.sound = sound_note_;
   {
     MutexLock lock(&scheduling_mu_);
     st.clock.scheduling = scheduling_;
@@ -1197,6 +1322,16 @@ ShowStatus Engine::Impl::CurrentStatus() const {
       ss.last_error_ms = s->last_error_ms;
     }
     ss.page_errors = s->page_errors.load();
+    const Worker& w = *workers_[s->worker_index];
+    if (w.sound) {
+      const SoundBufferStats sound = w.sound->Stats();
+      ss.sound_live = sound.started && w.sound_capture->Connected();
+      ss.sound_underruns = sound.underruns;
+      ss.sound_padded = sound.padded;
+      ss.sound_overruns = sound.overruns;
+      ss.sound_dropped = sound.dropped;
+      ss.sound_buffer_ms = static_cast<double>(sound.level) * 1000.0 / encode::kSoundRate;
+    }
   }
   for (const auto& o : outputs_) {
     OutputStatus& os = st.outputs.emplace_back();

@@ -19,6 +19,12 @@
 // then the template calls it had received since) while the show keeps ticking on the
 // sources' last pictures. A navigated source keeps its old page until the new one loaded.
 //
+// Sound: each worker's browser plays to its own sink of a private PulseAudio daemon
+// (sound_server.h); a capture thread ("live-sound-k") reads it into the worker's
+// SoundBuffer, and at every tick the clock takes exactly that tick's share of samples
+// (TickSamples) from each, times its sources' volume, opacity and fade, and mixes them into
+// the tick's sound, which travels with the picture to the encoders.
+//
 // Outputs with the same encoder settings share one encoder thread ("live-enc-k"), which
 // converts and encodes each tick once and hands the packets to each of its outputs; each
 // output ("live-out") muxes them to its sink on its own thread, so a stalled peer loses its
@@ -69,6 +75,13 @@ struct SourceStatus {
   double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
   double lead_ms = 0;         // How long before its tick a frame may be begun now (the plan).
   int64_t page_errors = 0;    // Uncaught exceptions in its page(s) since the show began.
+  // Its page's sound: its browser's, so sources that share a worker share these.
+  bool sound_live = false;      // Captured, and its ticks take it (the cushion gathered).
+  int64_t sound_underruns = 0;  // Ticks that found less than their share (padded).
+  int64_t sound_padded = 0;     // Silent samples those ticks got.
+  int64_t sound_overruns = 0;   // Times captured sound was dropped for waiting too long.
+  int64_t sound_dropped = 0;    // Samples dropped.
+  double sound_buffer_ms = 0;   // Captured sound waiting for its ticks now.
   std::string last_error;
   int64_t last_error_ms = 0;  // Wall clock (Unix ms) of last_error; 0: none.
 };
@@ -94,6 +107,8 @@ struct ClockStatus {
   int64_t late = 0;  // Woke later than the threshold.
   double phase_p50_us = 0, phase_p99_us = 0, phase_max_us = 0;
   double mix_p50_us = 0, mix_p99_us = 0, mix_max_us = 0;  // Compositing one tick.
+  // Samples (48 kHz) the ticks carried: exactly encode::SoundSamples(ticks) with sound.
+  int64_t sound_samples = 0;
   std::string scheduling;
 };
 
@@ -102,6 +117,8 @@ struct ShowStatus {
   std::vector<SourceStatus> sources;
   std::vector<OutputStatus> outputs;
   double seconds = 0;  // Since the first tick.
+  // Where the sound comes from ("pulseaudio, 2 sinks"), or why the show is silent.
+  std::string sound;
 };
 
 class Engine {

@@ -42,6 +42,10 @@ Status ValidateShow(const ShowSpec& show) {
       return InvalidArgumentError(name + ": opacity " + std::to_string(s.opacity) +
                                   " is outside 0 to 1");
     }
+    if (!(s.volume >= 0 && s.volume <= kMaxVolume)) {
+      return InvalidArgumentError(name + ": volume " + std::to_string(s.volume) + " is outside 0 to " +
+                                  std::to_string(static_cast<int>(kMaxVolume)));
+    }
     const int width = s.width > 0 ? s.width : show.width;
     const int height = s.height > 0 ? s.height : show.height;
     if (s.x >= show.width || s.y >= show.height || s.x + width <= 0 || s.y + height <= 0) {

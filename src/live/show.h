@@ -26,6 +26,8 @@ struct SourceSpec {
   int width = 0;
   int height = 0;
   double opacity = 1.0;
+  // The gain of its page's sound (0 to kMaxVolume), times its opacity and fades.
+  double volume = 1.0;
   bool visible = true;
   // A transparent page background (PNG readback) so lower layers show through; the first
   // layer is usually opaque.
@@ -47,12 +49,28 @@ enum class OutputAlpha {
   kKeyAndFill,  // Both in one container: video stream 0 the fill, stream 1 the key.
 };
 
+// The most a source's sound may be raised (12 dB).
+inline constexpr double kMaxVolume = 4.0;
+
+// What an output's sound track carries (docs/live.md, "Sound").
+enum class OutputSound {
+  kAuto,  // Opus in Matroska and WebM, AAC elsewhere; none when the show has no sound.
+  kNone,  // No sound track.
+};
+
+struct SoundSpec {
+  // The sources' sound, captured from their browsers, mixed and carried by every output;
+  // off: the browsers are muted and the outputs carry pictures only.
+  bool enabled = true;
+};
+
 struct OutputSpec {
   std::string id;
   encode::StreamSpec stream;  // Size, rate and timestamps are filled in by the engine.
   OutputAlpha alpha = OutputAlpha::kAuto;
   // Frames an output may hold before it drops the newest; 0: two seconds of frames.
   int queue_frames = 0;
+  OutputSound sound = OutputSound::kAuto;
 };
 
 struct ClockSpec {
@@ -91,6 +109,7 @@ struct ShowSpec {
   ClockSpec clock;
   ControlSpec control;
   AmcpSpec amcp;
+  SoundSpec sound;
   std::string as_run_log;  // A file the as-run log is appended to; empty: none.
   // How long a source may take to load before the show starts without it.
   std::chrono::milliseconds source_timeout{15'000};

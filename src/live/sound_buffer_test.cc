@@ -1,0 +1,105 @@
+#include "live/sound_buffer.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace pagereel::live {
+namespace {
+
+TEST(TickSamplesTest, EachTickTakesItsShareCountedFromTickZero) {
+  EXPECT_EQ(TickSamples(0, Rational{25, 1}), 1920);
+  EXPECT_EQ(TickSamples(12345, Rational{25, 1}), 1920);
+  for (const auto& [fps, lo] : {std::pair{Rational{30000, 1001}, 1601}, std::pair{Rational{60000, 1001}, 800}}) {
+    int64_t sum = 0;
+    for (int64_t n = 0; n < 30000; ++n) {
+      const int64_t share = TickSamples(n, fps);
+      EXPECT_TRUE(share == lo || share == lo + 1) << n;
+      sum += share;
+    }
+    // N ticks carry N * 48000 * den / num samples (30000 ticks: a whole number).
+    EXPECT_EQ(sum, 30000 * 48000 * fps.den / fps.num);
+  }
+}
+
+// Samples 1, 2, 3 ... on the left, their negatives on the right.
+std::vector<float> Ramp(int64_t from, int64_t count) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < count; ++i) {
+    out.push_back(static_cast<float>(from + i));
+    out.push_back(-static_cast<float>(from + i));
+  }
+  return out;
+}
+
+TEST(SoundBufferTest, TicksGetSilenceUntilTheCushionThenTheSoundInOrder) {
+  SoundBuffer buffer(100, 1000);
+  std::vector<float> out(2 * 60, 0);
+  buffer.Put(Ramp(1, 60).data(), 60);
+  buffer.Take(out.data(), 60, 1, 1);
+  EXPECT_EQ(out[0], 0);  // Not started: 60 < 100 waiting.
+  EXPECT_FALSE(buffer.Stats().started);
+  buffer.Put(Ramp(61, 60).data(), 60);
+  buffer.Take(out.data(), 60, 1, 1);
+  EXPECT_EQ(out[0], 1);
+  EXPECT_EQ(out[1], -1);
+  EXPECT_EQ(out[2 * 59], 60);
+  std::fill(out.begin(), out.end(), 0.0f);
+  buffer.Take(out.data(), 60, 1, 1);
+  EXPECT_EQ(out[0], 61);
+  const SoundBufferStats stats = buffer.Stats();
+  EXPECT_EQ(stats.underruns, 0);
+  EXPECT_EQ(stats.taken, 180);
+  EXPECT_EQ(stats.level, 0);
+}
+
+TEST(SoundBufferTest, AnUnderrunPadsSilenceCountsItAndWaitsForTheCushionAgain) {
+  SoundBuffer buffer(100, 1000);
+  buffer.Put(Ramp(1, 130).data(), 130);
+  std::vector<float> out(2 * 100, 0);
+  buffer.Take(out.data(), 100, 1, 1);
+  std::fill(out.begin(), out.end(), 0.0f);
+  buffer.Take(out.data(), 100, 1, 1);  // 30 there, 70 padded.
+  EXPECT_EQ(out[2 * 29], 130);
+  EXPECT_EQ(out[2 * 30], 0);
+  SoundBufferStats stats = buffer.Stats();
+  EXPECT_EQ(stats.underruns, 1);
+  EXPECT_EQ(stats.padded, 70);
+  EXPECT_FALSE(stats.started);
+  buffer.Put(Ramp(131, 50).data(), 50);
+  std::fill(out.begin(), out.end(), 0.0f);
+  buffer.Take(out.data(), 10, 1, 1);
+  EXPECT_EQ(out[0], 0);  // 50 < 100: still gathering, not another underrun.
+  EXPECT_EQ(buffer.Stats().underruns, 1);
+}
+
+TEST(SoundBufferTest, TooMuchWaitingDropsTheOldestDownToTheCushion) {
+  SoundBuffer buffer(100, 300);
+  buffer.Put(Ramp(1, 250).data(), 250);
+  buffer.Put(Ramp(251, 100).data(), 100);  // 350 > 300: keep the newest 100.
+  SoundBufferStats stats = buffer.Stats();
+  EXPECT_EQ(stats.overruns, 1);
+  EXPECT_EQ(stats.dropped, 250);
+  EXPECT_EQ(stats.level, 100);
+  std::vector<float> out(2, 0);
+  buffer.Take(out.data(), 1, 1, 1);
+  EXPECT_EQ(out[0], 251);
+}
+
+TEST(SoundBufferTest, GainRampsLinearlyAcrossATickAndZeroStillConsumes) {
+  SoundBuffer buffer(1, 1000);
+  std::vector<float> ones(2 * 200, 1.0f);
+  buffer.Put(ones.data(), 200);
+  std::vector<float> out(2 * 101, 0);
+  buffer.Take(out.data(), 101, 0, 1);
+  EXPECT_FLOAT_EQ(out[0], 0);
+  EXPECT_NEAR(out[2 * 50], 0.5, 1e-5);
+  EXPECT_NEAR(out[2 * 100], 1, 1e-5);
+  std::fill(out.begin(), out.end(), 0.0f);
+  buffer.Take(out.data(), 99, 0, 0);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(buffer.Stats().level, 0);
+}
+
+}  // namespace
+}  // namespace pagereel::live

@@ -1,0 +1,186 @@
+// A source's sound on the show's clock, end to end: a real browser playing a tone into the
+// show's own PulseAudio daemon, the engine's ticks, real AAC and Opus encoders and muxers,
+// and the files decoded again with libav.
+#include <signal.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <numbers>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "encode/sound.h"
+#include "live/engine.h"
+#include "live/sound_buffer.h"
+#include "testing/media.h"
+#include "testing/scratch_dir.h"
+
+namespace pagereel::live {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kToneHz = 997;  // No whole number of samples per cycle: any gap shows.
+constexpr double kToneLevel = 0.5;
+
+const char kTonePage[] =
+    "data:text/html,<body style='margin:0;background:rgb(0,0,120)'><script>"
+    "const c=new AudioContext({sampleRate:48000});const o=c.createOscillator();"
+    "o.frequency.value=997;const g=c.createGain();g.gain.value=0.5;"
+    "o.connect(g).connect(c.destination);o.start();</script></body>";
+
+// The tone in 10 ms windows of the left channel: its level and its phase against the
+// window's sample index in the file, so a tone that runs on without a gap keeps one phase.
+struct Window {
+  double level;
+  double phase;
+};
+std::vector<Window> ToneWindows(const testing::DecodedAudio& audio) {
+  constexpr int64_t kWindow = 480;
+  std::vector<Window> out;
+  for (int64_t start = 0; start + kWindow <= audio.length(); start += kWindow) {
+    double i_sum = 0, q_sum = 0;
+    for (int64_t i = start; i < start + kWindow; ++i) {
+      const double x = audio.samples[static_cast<size_t>(i * audio.channels)];
+      const double angle = 2 * std::numbers::pi * kToneHz * static_cast<double>(i) / encode::kSoundRate;
+      i_sum += x * std::cos(angle);
+      q_sum += x * std::sin(angle);
+    }
+    out.push_back({2 * std::hypot(i_sum, q_sum) / kWindow, std::atan2(q_sum, i_sum)});
+  }
+  return out;
+}
+
+double PhaseDistance(double a, double b) {
+  double d = std::fmod(std::abs(a - b), 2 * std::numbers::pi);
+  return std::min(d, 2 * std::numbers::pi - d);
+}
+
+OutputSpec FileOutput(const std::string& id, const fs::path& path, encode::Container container) {
+  OutputSpec out;
+  out.id = id;
+  out.stream.container = container;
+  out.stream.sink = {encode::Sink::Kind::kGrowingFile, path.string(), nullptr};
+  return out;
+}
+
+ShowSpec ToneShow(Rational fps) {
+  ShowSpec show;
+  show.width = 320;
+  show.height = 180;
+  show.fps = fps;
+  show.sources.push_back(SourceSpec{.id = "tone", .url = kTonePage});
+  return show;
+}
+
+class SoundTest : public ::testing::TestWithParam<Rational> {
+ protected:
+  testing::ScratchDir scratch_{"live-sound"};
+};
+
+TEST_P(SoundTest, AToneSourceAirsWithExactlyEachTicksShareAndNoGap) {
+  const Rational fps = GetParam();
+  ShowSpec show = ToneShow(fps);
+  const fs::path ts = scratch_.path() / "program.ts";
+  const fs::path mkv = scratch_.path() / "program.mkv";
+  show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
+  show.outputs.push_back(FileOutput("mkv", mkv, encode::Container::kMatroska));
+  const int64_t ticks = 20 * fps.num / fps.den;  // 20 s.
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(ticks, nullptr).ok());
+  const ShowStatus status = (*engine)->CurrentStatus();
+  ASSERT_EQ(status.sound.rfind("pulseaudio", 0), 0u) << status.sound;
+  // Every tick took its share, counted from tick 0: N ticks, exactly N * 48000 / fps.
+  EXPECT_EQ(status.clock.ticks, ticks);
+  EXPECT_EQ(status.clock.sound_samples, encode::SoundSamples(ticks, fps));
+  EXPECT_EQ(status.sources[0].sound_underruns, 0);
+  EXPECT_EQ(status.sources[0].sound_overruns, 0);
+  EXPECT_TRUE(status.sources[0].sound_live);
+
+  for (const fs::path& file : {ts, mkv}) {
+    SCOPED_TRACE(file.string());
+    auto video = testing::DecodeVideo(file.string(), /*keep_pixels=*/false);
+    ASSERT_TRUE(video.ok()) << video.status().ToString();
+    auto audio = testing::DecodeAudio(file.string());
+    ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+    EXPECT_EQ(audio->sample_rate, 48000);
+    EXPECT_EQ(audio->codec, file == ts ? "aac" : "opus");
+    const auto frames = static_cast<int64_t>(video->pts_seconds.size());
+    EXPECT_EQ(frames, ticks);
+    // Sound and pictures last as long, within a frame (AAC in MPEG-TS also carries the
+    // codec's 1,024 samples of priming and a padded last frame: no container field hides
+    // them there).
+    const int64_t want = encode::SoundSamples(frames, fps);
+    const int64_t slack = TickSamples(0, fps) + (file == ts ? 2048 : 0);
+    EXPECT_NEAR(static_cast<double>(audio->length()), static_cast<double>(want), static_cast<double>(slack));
+    // The tone, once it starts, never stops and never jumps in phase.
+    const std::vector<Window> windows = ToneWindows(*audio);
+    size_t first = 0;
+    while (first < windows.size() && windows[first].level < kToneLevel / 2) ++first;
+    ASSERT_LT(first, windows.size() / 2) << "the tone started late or not at all";
+    int gaps = 0, jumps = 0;
+    size_t first_bad = 0;
+    // The last window may hold the codec's padding.
+    for (size_t w = first + 1; w + 1 < windows.size(); ++w) {
+      const bool gap = windows[w].level < kToneLevel * 0.8;
+      const bool jump = PhaseDistance(windows[w].phase, windows[first + 1].phase) > 0.2;
+      if ((gap || jump) && gaps + jumps == 0) first_bad = w;
+      gaps += gap;
+      jumps += jump;
+    }
+    EXPECT_EQ(gaps, 0) << "first at " << first_bad * 10 << " ms";
+    EXPECT_EQ(jumps, 0) << "first at " << first_bad * 10 << " ms";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rates, SoundTest,
+                         ::testing::Values(Rational{30000, 1001}, Rational{60000, 1001}),
+                         [](const ::testing::TestParamInfo<Rational>& param) {
+                           return param.param.num == 30000 ? std::string("At29_97") : std::string("At59_94");
+                         });
+
+TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
+  testing::ScratchDir scratch{"live-sound-restart"};
+  ShowSpec show = ToneShow(Rational{25, 1});
+  const fs::path ts = scratch.path() / "program.ts";
+  show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  auto wait_for = [&](auto condition) {
+    for (int i = 0; i < 1200 && !condition(e.CurrentStatus()); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return condition(e.CurrentStatus());
+  };
+  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
+  const int pid = e.CurrentStatus().sources[0].browser_pid;
+  ASSERT_EQ(::kill(-pid, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].restarts >= 1; }));
+  // Back with sound: the new page's tone fills the capture's cushion again, and then
+  // another second of it.
+  const int64_t back_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.sources[0].sound_live && s.clock.ticks > back_at + 25; }));
+  const int64_t live_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.clock.ticks > live_at + 25; }));
+  stop = true;
+  runner.join();
+  const ShowStatus status = e.CurrentStatus();
+  EXPECT_EQ(status.clock.sound_samples, encode::SoundSamples(status.clock.ticks, Rational{25, 1}));
+  auto audio = testing::DecodeAudio(ts.string());
+  ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+  const std::vector<Window> windows = ToneWindows(*audio);
+  ASSERT_GT(windows.size(), 60u);
+  // The last half second (before the codec's padding at the very end) has the tone.
+  for (size_t w = windows.size() - 55; w + 5 < windows.size(); ++w) {
+    EXPECT_GT(windows[w].level, kToneLevel / 2) << "window at " << w * 10 << " ms";
+  }
+}
+
+}  // namespace
+}  // namespace pagereel::live
