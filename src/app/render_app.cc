@@ -198,6 +198,7 @@ void PrintSound(const std::vector<std::string>& sounds, const std::vector<std::s
                sounds.size() == 1 ? "" : "s", names);
   }
   for (const std::string& l : left_out) fmt::print(stderr, "  sound left out: {}\n", l);
+  if (!left_out.empty()) fmt::print(stderr, "  (--strict makes a sound left out fatal)\n");
 }
 
 nlohmann::json MessagesJson(const render::RenderStats& s) {
@@ -584,6 +585,7 @@ int RunConcat(const ConcatRequest& request) {
   auto fail = [&](const Status& s) { return Fail(s, progress.style(), "concat"); };
   Result<render::SoundOptions> sound = ToSoundOptions(request.no_audio, request.audio_codec);
   if (!sound.ok()) return fail(sound.status());
+  if (request.strict) sound->left_out = render::LeftOutSounds::kFail;
   Result<render::JoinStats> joined = render::JoinFilm(
       request.work_dir, request.output,
       request.keep_work_dir ? render::AfterJoin::kKeep : render::AfterJoin::kRemove, *sound);

@@ -55,6 +55,7 @@ struct ConcatRequest {
   ProgressStyle progress = ProgressStyle::kAuto;
   bool no_audio = false;
   std::string audio_codec = "auto";
+  bool strict = false;  // Fail, writing nothing, when a sound would be left out.
 };
 int RunConcat(const ConcatRequest& request);
 

@@ -171,6 +171,7 @@ void NameLayout(AVFrame* frame) {
 struct Mixer::Graph {
   struct Input {
     std::string what;  // "sound 'id' (source), media abc...": for problems.
+    Rational at;       // The span's start, for problems.
     std::shared_ptr<const std::string> bytes;
     bool loop = false;
     std::unique_ptr<MediaDecoder> decoder;
@@ -193,8 +194,8 @@ struct Mixer::Graph {
   int64_t pending_used = 0;
 
   // Gives the input the graph has asked most of one more frame (or its end).
-  Status FeedOne(std::vector<std::string>* problems);
-  Status Feed(Input& input, std::vector<std::string>* problems);
+  Status FeedOne(std::vector<Problem>* problems);
+  Status Feed(Input& input, std::vector<Problem>* problems);
 };
 
 namespace {
@@ -238,9 +239,9 @@ std::string Chain(const Span& span, int channels, int64_t start, int64_t length)
 
 }  // namespace
 
-Status Mixer::Graph::Feed(Input& input, std::vector<std::string>* problems) {
+Status Mixer::Graph::Feed(Input& input, std::vector<Problem>* problems) {
   auto cut_short = [&](const std::string& why) {
-    problems->push_back(input.what + " was cut short: " + why);
+    problems->push_back({input.at, input.what + " was cut short: " + why});
     CloseInput(input.source, input.next_pts);
     input.done = true;
     return Status::Ok();
@@ -279,7 +280,7 @@ Status Mixer::Graph::Feed(Input& input, std::vector<std::string>* problems) {
   return Status::Ok();
 }
 
-Status Mixer::Graph::FeedOne(std::vector<std::string>* problems) {
+Status Mixer::Graph::FeedOne(std::vector<Problem>* problems) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     Input* wanted = nullptr;
     unsigned most = 0;
@@ -333,7 +334,8 @@ Result<std::unique_ptr<Mixer>> Mixer::Open(const Timeline& timeline, const Media
     const std::string what = "sound '" + sound.id + "' (" + sound.source + "), media " + Short(sound.media);
     Result<std::shared_ptr<const std::string>> bytes = media.Get(sound.media);
     if (!bytes.ok()) {
-      mixer->problems_.push_back(what + " was left out: " + std::string(bytes.status().message()));
+      mixer->problems_.push_back(
+          {sound.spans.front().start, what + " was left out: " + std::string(bytes.status().message())});
       continue;
     }
     for (const Span& span : sound.spans) {
@@ -342,18 +344,20 @@ Result<std::unique_ptr<Mixer>> Mixer::Open(const Timeline& timeline, const Media
       if (start >= samples || end <= start || span.volume == 0) continue;  // Nothing to hear.
       Graph::Input input;
       input.what = what;
+      input.at = span.start;
       input.bytes = *bytes;
       input.loop = span.loop;
       Result<std::unique_ptr<MediaDecoder>> decoder = MediaDecoder::Open(*bytes);
       Result<AVFrame*> first = decoder.ok() ? (*decoder)->Next() : Result<AVFrame*>(decoder.status());
       if (!first.ok() || *first == nullptr) {
-        mixer->problems_.push_back(what + " was left out: it could not be decoded" +
-                                   (first.ok() ? ": it holds no sound" : ": " + std::string(first.status().message())));
+        mixer->problems_.push_back(
+            {span.start, what + " was left out: it could not be decoded" +
+                             (first.ok() ? ": it holds no sound" : ": " + std::string(first.status().message()))});
         break;  // Its other spans would fail alike.
       }
       if (graph->inputs.size() == kMaxSpans) {
-        mixer->problems_.push_back(what + " was left out: the film has more than " +
-                                   std::to_string(kMaxSpans) + " spans of sound");
+        mixer->problems_.push_back({span.start, what + " was left out: the film has more than " +
+                                                    std::to_string(kMaxSpans) + " spans of sound"});
         break;
       }
       input.decoder = std::move(decoder).value();

@@ -44,10 +44,16 @@ class Mixer final : public encode::SoundSource {
 
   // The spans that are in the mix.
   int spans_mixed() const { return spans_mixed_; }
-  // Sounds left out or cut short, one line each, naming the sound, its source and its media:
-  // "sound 'media-2' (<audio src=a.mp3>): media 3f2a... could not be decoded: Invalid data
-  // found when processing input". Grows while reading (media damaged part way).
-  const std::vector<std::string>& problems() const { return problems_; }
+  // A sound left out or cut short: the film time of the span it happened to (so a summary
+  // can name its frame) and a line naming the sound, its source and its media: "sound
+  // 'media-2' (<audio src=a.mp3>), media 3f2a... was left out: it could not be decoded:
+  // Invalid data found when processing input".
+  struct Problem {
+    Rational at;
+    std::string text;
+  };
+  // Grows while reading (media damaged part way).
+  const std::vector<Problem>& problems() const { return problems_; }
 
  private:
   struct Graph;
@@ -56,7 +62,7 @@ class Mixer final : public encode::SoundSource {
   const int64_t samples_;
   std::unique_ptr<Graph> graph_;
   int spans_mixed_ = 0;
-  std::vector<std::string> problems_;
+  std::vector<Problem> problems_;
   int64_t produced_ = 0;
 };
 

@@ -71,7 +71,9 @@ class MixerTest : public ::testing::Test {
       done += *got;
     }
     EXPECT_EQ(done, samples);
-    if (problems != nullptr) *problems = (*mixer)->problems();
+    if (problems != nullptr) {
+      for (const Mixer::Problem& p : (*mixer)->problems()) problems->push_back(p.text);
+    }
     return out;
   }
 

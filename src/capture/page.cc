@@ -1271,10 +1271,26 @@ Result<audio::Timeline> Page::Sound(const audio::MediaStore& media) {
   }
   for (const std::string& url : SoundUrls(messages)) {
     if (media_.sha256.count(url) || media_.failed.count(url)) continue;
+    // What the page script names in place of a URL: sound that has no media to fetch.
+    if (url.starts_with("srcobject:")) {
+      media_.failed[url] = "its srcObject is a " + url.substr(10) +
+                           " (a camera, WebRTC, a canvas or Web Audio capture): live sound, no "
+                           "media to make the film's from";
+      continue;
+    }
+    if (url == "speech:") {
+      media_.failed[url] = "speech synthesis is made by the system's voices, not media pagereel "
+                           "can fetch; record the speech to a file and play that";
+      continue;
+    }
     Result<std::string> bytes = FetchMedia(*session_, frame_id, url);
     Result<std::string> stored = bytes.ok() ? media.Put(*bytes) : Result<std::string>(bytes.status());
     if (stored.ok()) {
       media_.sha256[url] = *stored;
+    } else if (url.starts_with("blob:")) {
+      media_.failed[url] = "a blob: URL (an MSE player's MediaSource, or a Blob the page made) "
+                           "cannot be fetched from outside the page (" +
+                           std::string(stored.status().message()) + "); play the media's own URL";
     } else {
       media_.failed[url] = std::string(stored.status().message());
     }

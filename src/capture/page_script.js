@@ -524,10 +524,28 @@
   const playingMedia = new Set();  // Elements whose span is open, for endPlayedMedia().
   const pauseReason = new WeakMap();  // Set while pagereel pauses an element (its removal).
   const mediaUrl = (el) => {
+    if (el.srcObject) return 'srcobject:' + el.srcObject.constructor.name;  // Left out (page.cc).
     if (el.currentSrc) return el.currentSrc;
     if (el.src) return el.src;
-    const source = el.querySelector('source[src]');
+    // Before the browser picked one: the first <source> child of a type it can play.
+    const source = [...el.querySelectorAll(':scope > source[src]')]
+      .find((c) => !c.type || el.canPlayType(c.type) !== '');
     return source ? source.src : '';
+  };
+  // A sound's id in an iframe names the frame by its place under the top one ("1.0": the
+  // first frame of the top's second), the same in every lane, so two iframes of one URL
+  // are two sounds; taken at the frame's first sound.
+  let soundIdPrefixText = null;
+  const soundIdPrefix = () => {
+    if (soundIdPrefixText !== null) return soundIdPrefixText;
+    const path = [];
+    for (let w = window; w !== w.parent; w = w.parent) {
+      let i = 0;
+      while (i < w.parent.frames.length && w.parent.frames[i] !== w) i++;
+      path.unshift(i);
+    }
+    soundIdPrefixText = top ? '' : 'frame ' + path.join('.') + ' ' + location.href + '#';
+    return soundIdPrefixText;
   };
   const soundEnded = (el, at) => {
     const s = soundIds.get(el);
@@ -553,7 +571,7 @@
     if (s) s.span = span;
     if (!span) { playingMedia.delete(el); return; }
     if (!s) {
-      s = { id: (top ? '' : location.href + '#') + 'media-' + ++soundCount, span };
+      s = { id: soundIdPrefix() + 'media-' + ++soundCount, span };
       soundIds.set(el, s);
     }
     let offset = m.base + ((t - m.since) / 1000) * rate;
@@ -565,6 +583,18 @@
     signal('sound:' + JSON.stringify({ id: s.id, source, t, offset, ...JSON.parse(span) }));
     playingMedia.add(el);
   };
+  // Speech synthesis has no media to make the film's sound from: told (url "speech:"), so
+  // the summary lists it as left out and --strict fails (page.cc).
+  let speeches = 0;
+  if (window.SpeechSynthesis) {
+    const speak = SpeechSynthesis.prototype.speak;
+    SpeechSynthesis.prototype.speak = function (u) {
+      const id = soundIdPrefix() + 'speech-' + ++speeches;
+      const source = 'speechSynthesis.speak(' + JSON.stringify(String(u && u.text).slice(0, 40)) + ')';
+      signal('sound:' + JSON.stringify({ id, source, t: Math.max(0, film()), url: 'speech:', offset: 0, rate: 1, pitch: true, volume: 1, loop: false }));
+      return speak.call(this, u);
+    };
+  }
   // Each frame: media that ran out since (its model learns it here, not only when read).
   const endPlayedMedia = () => {
     for (const el of [...playingMedia]) {

@@ -95,8 +95,10 @@ void AddRenderCommand(CLI::App& root, Action& run) {
                 "are always replaced, and only when complete.");
   cmd->add_flag("--strict", request->strict,
                 "Fail the render (no output) when the page throws an uncaught exception, "
-                "logs a console error or fails to load a file. Without it they are listed "
-                "in the summary.");
+                "logs a console error or fails to load a file, or when a sound it plays "
+                "cannot be in the film (media that fails to fetch or decode, a MediaStream "
+                "or WebRTC srcObject, an MSE player's blob: URL, speech synthesis). Without "
+                "it they are listed in the summary, each with its frame.");
   cmd->add_option("--segment-frames", request->segment_frames,
                   "Frames per segment (default: an eighth of the film, 1 to 10 seconds). Lanes "
                   "and shards render whole segments; the same value gives the same film.");
@@ -155,6 +157,9 @@ void AddConcatCommand(CLI::App& root, Action& run) {
   cmd->add_flag("--keep-segments", request->keep_work_dir,
                 "Keep the work folder after joining (default: removed once the film is whole).");
   cmd->add_flag("--no-audio", request->no_audio, "No sound track (as for render).");
+  cmd->add_flag("--strict", request->strict,
+                "Fail (writing nothing, keeping the segments) when a sound would be left out "
+                "of the film; without it they are listed, each with its frame.");
   cmd->add_option("--audio-codec", request->audio_codec, "As for render.")
       ->capture_default_str();
   auto progress = std::make_shared<std::string>("auto");
@@ -164,7 +169,10 @@ void AddConcatCommand(CLI::App& root, Action& run) {
   cmd->footer(
       "Every segment must be present, whole and made for the same film: a missing or damaged\n"
       "one is named (rerun the shard that owns it). Segments are joined by stream copy, never\n"
-      "encoded again.\n\nExit status: 0 written, 1 segments missing or damaged, 2 bad input.");
+      "encoded again; the sound track is made once, for the whole film, from what each\n"
+      "segment recorded of the page's sound.\n\n"
+      "Exit status: 0 written, 1 segments missing or damaged (or, with --strict, a sound left\n"
+      "out), 2 bad input.");
   cmd->callback([request, progress, &run] {
     request->progress = ProgressStyleNamed(*progress);
     run = [request] { return app::RunConcat(*request); };

@@ -1,6 +1,7 @@
 #include "render/renderer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -869,10 +870,12 @@ Result<RenderStats> Render(const RenderOptions& requested) {
   stats.work_dir = work_path;
 
   if (options.shard_count == 1) {
+    SoundOptions sound = options.sound;
+    if (options.strict) sound.left_out = LeftOutSounds::kFail;
     Result<JoinStats> joined =
         Join(work_path, options.output,
              options.keep_work_dir ? AfterJoin::kKeep : AfterJoin::kRemove,
-             /*verify_contents=*/false, options.sound);
+             /*verify_contents=*/false, sound);
     if (!joined.ok()) return joined.status();
     stats.sounds = joined->sounds;
     stats.sounds_left_out = joined->sounds_left_out;
@@ -895,10 +898,34 @@ struct FilmSoundMix {
   encode::SoundCodec codec = encode::SoundCodec::kAuto;
   std::vector<std::string> sounds;
   std::vector<std::string> left_out;
+  size_t mixer_problems_seen = 0;  // Of mixer->problems(), already in left_out.
 };
 
-std::string LeftOutText(const audio::LeftOut& l) {
-  return l.source + " (at " + std::to_string(l.at.ToDouble()).substr(0, 8) + " s): " + l.reason;
+// --strict: a film without some of its page's sound is not the film that was asked for.
+Status RefuseLeftOutSounds(const FilmSoundMix& mix, const SoundOptions& options,
+                           const std::string& work_path, const std::string& output) {
+  if (options.left_out != LeftOutSounds::kFail || mix.left_out.empty()) return Status::Ok();
+  const size_t n = mix.left_out.size();
+  std::string listed;
+  for (size_t i = 0; i < n && i < 3; ++i) listed += (i ? "; " : "") + mix.left_out[i];
+  if (n > 3) listed += "; and " + std::to_string(n - 3) + " more";
+  return FailedPreconditionError(
+      std::to_string(n) + (n == 1 ? " sound" : " sounds") + " would be left out of " + output +
+      " (--strict): " + listed + ". Nothing was written; the finished segments are kept in " +
+      work_path + ": `pagereel concat " + work_path + " -o " + output +
+      "` writes the film without them (--no-audio: without any sound)");
+}
+
+// Where a sound left out would have been heard: "frame 45 (1.500 s)".
+std::string FrameText(Rational at, Rational fps) {
+  const auto frame = static_cast<int64_t>(__int128{at.num} * fps.num / (__int128{at.den} * fps.den));
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", at.ToDouble());
+  return "frame " + std::to_string(frame) + " (" + seconds + " s)";
+}
+
+std::string LeftOutText(const audio::LeftOut& l, Rational fps) {
+  return l.source + " at " + FrameText(l.at, fps) + ": " + l.reason;
 }
 
 Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment>& plan,
@@ -936,12 +963,15 @@ Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment
     return mix;
   }
   const audio::Timeline& film = *merged;
-  for (const audio::LeftOut& l : film.left_out) mix.left_out.push_back(LeftOutText(l));
+  const Rational fps = work_dir.film().fps;
+  for (const audio::LeftOut& l : film.left_out) mix.left_out.push_back(LeftOutText(l, fps));
   if (film.empty()) return mix;
   if (!encode::DefaultSoundCodec(kind) && options.codec == encode::SoundCodec::kAuto) {
     for (const audio::Sound& s : film.sounds) {
-      mix.left_out.push_back(s.source + ": a " + std::string(encode::FilmKindName(kind)) +
-                             " film carries no sound");
+      mix.left_out.push_back(LeftOutText(
+          {s.source, s.spans.front().start,
+           "a " + std::string(encode::FilmKindName(kind)) + " film carries no sound"},
+          fps));
     }
     return mix;
   }
@@ -995,14 +1025,29 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
         "; run the render (or the shards that own them) again to make them");
   }
   PR_ASSIGN_OR_RETURN(FilmSoundMix mix, MixSound(work_dir, plan, film.kind, sound));
+  // Media that cannot be decoded is known once the mix is open; media damaged part way
+  // only once it is read, so --strict checks both, before and after writing.
+  auto mixer_problems = [&] {
+    if (!mix.mixer) return;
+    const std::vector<audio::Mixer::Problem>& heard = mix.mixer->problems();
+    for (size_t i = mix.mixer_problems_seen; i < heard.size(); ++i) {
+      mix.left_out.push_back("at " + FrameText(heard[i].at, film.fps) + ": " + heard[i].text);
+    }
+    mix.mixer_problems_seen = heard.size();
+  };
+  mixer_problems();
+  PR_RETURN_IF_ERROR(RefuseLeftOutSounds(mix, sound, work_path, output));
   encode::JoinOptions join;
   join.kind = film.kind;
   join.fps = film.fps;
   join.sound = mix.mixer.get();
   join.sound_codec = mix.codec;
   PR_RETURN_IF_ERROR(encode::JoinSegments(files, output, join));
-  if (mix.mixer) {
-    for (const std::string& p : mix.mixer->problems()) mix.left_out.push_back(p);
+  mixer_problems();
+  if (Status refused = RefuseLeftOutSounds(mix, sound, work_path, output); !refused.ok()) {
+    std::error_code ec;
+    fs::remove(output, ec);  // Not the film that was asked for (only films carry sound).
+    return refused;
   }
   // The film is complete; a folder that cannot be removed only costs disk space.
   if (after == AfterJoin::kRemove) (void)work_dir.Remove();

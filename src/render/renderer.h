@@ -54,8 +54,12 @@ enum class FilmSound {
   kIfAny,  // A page that played sound gets a track; a page that played none, no track.
   kNone,   // No track (--no-audio).
 };
+// A sound the film cannot carry (media that failed to fetch or decode, a MediaStream, an
+// MSE player, a film kind without sound): listed in the stats, or the join fails (--strict).
+enum class LeftOutSounds { kList, kFail };
 struct SoundOptions {
   FilmSound sound = FilmSound::kIfAny;
+  LeftOutSounds left_out = LeftOutSounds::kList;
   // kAuto: the film kind's own (encode::DefaultSoundCodec); GIF and image sequences carry
   // none, and any other codec for them is refused (encode::ChooseSoundCodec).
   encode::SoundCodec codec = encode::SoundCodec::kAuto;
@@ -71,8 +75,9 @@ struct RenderOptions {
   int64_t segment_frames = 0;
   PreRollMode preroll = PreRollMode::kExact;
   // Stop the render when the page reports an error (an uncaught exception, a console
-  // error, a file that failed to load) or opens a dialog; otherwise they are only counted
-  // in RenderStats.
+  // error, a file that failed to load) or opens a dialog, and fail the join when a sound
+  // would be left out (sound.left_out = kFail); otherwise they are only counted in
+  // RenderStats.
   bool strict = false;
   // The film: its file (or image sequence pattern), its kind (encode::FilmKindForPath of
   // it), quality 1-100 and x264 preset (empty: veryfast); size, rate and alpha are `page`'s.
@@ -137,8 +142,9 @@ struct RenderStats {
   std::vector<capture::PageMessage> page_messages;
   int64_t page_message_count = 0;
   // The film's sound: the sounds in it (their sources, as the page named them), and those
-  // left out, each with its film time and why (media that could not be fetched or decoded,
-  // a film kind that carries no sound). Empty for a shard (its join mixes them).
+  // left out, each with its frame, film time and why (media that could not be fetched or
+  // decoded, a MediaStream, an MSE player, a film kind that carries no sound). Empty for a
+  // shard (its join mixes them).
   std::vector<std::string> sounds;
   std::vector<std::string> sounds_left_out;
 };
@@ -166,6 +172,8 @@ enum class AfterJoin { kKeep, kRemove };
 // whole, made for the same film: errors name the missing frame ranges and the files that
 // are damaged. The film's sound is mixed from the segments' timelines as `sound` says; the
 // timelines must agree where segments overlap (audio::Merge names the sound that does not).
+// With sound.left_out = kFail, a sound that would be left out fails the join (no output;
+// the work folder is kept, so the film can still be joined without it).
 Result<JoinStats> JoinFilm(const std::string& work_dir, const std::string& output,
                            AfterJoin after, const SoundOptions& sound = {});
 
