@@ -10,6 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+. "$root/tests/integration/loopback_server.sh"
 build=${1:-$root/build}
 bin=$build/src/cli/pagereel
 film_s=${FILM_S:-600}
@@ -31,13 +32,7 @@ sed 's|<body>|<body><audio autoplay muted src="music.mp3"></audio>|' "$page" >"$
 # Music: three detuned tones under a slow tremolo and a beat (as bench/sound_bench.sh).
 ffmpeg -nostdin -v error -f lavfi -i "aevalsrc=0.2*sin(2*PI*220*t)*(1+0.5*sin(2*PI*0.5*t))+0.15*sin(2*PI*277.2*t)+0.1*sin(2*PI*329.6*t+sin(2*PI*3*t))+0.3*exp(-20*mod(t\,0.5))*sin(2*PI*60*t)|0.2*sin(2*PI*221*t)+0.15*sin(2*PI*330*t):s=44100:d=$film_s" \
   -c:a libmp3lame -b:a 192k "$site/bench/compositions/light/music.mp3"
-port=$(( 20000 + RANDOM % 20000 ))
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$site" >/dev/null 2>&1 &
-server=$!
-for _ in $(seq 50); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
-done
+start_loopback_server "$site"
 
 echo "| run | wall s | CPU s | join s | peak RSS pagereel MB | peak RSS browsers MB | file MB | sounds |"
 echo "|---|---|---|---|---|---|---|---|"

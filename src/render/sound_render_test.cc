@@ -37,8 +37,8 @@ constexpr char kPage[] = R"(<!doctype html>
 
 constexpr char kSilentPage[] = R"(<!doctype html><body style="background:#321"></body>)";
 
-// Sounds the film cannot carry, each started on a known frame (n counts animation frames;
-// frame n's runs at n): media that is not there (from the start), a MediaStream as
+// Sounds the film cannot carry, each started on a known frame (n counts animation frames:
+// frame n runs the callback that sees n): media that is not there (from the start), a MediaStream as
 // srcObject (frame 10), an MSE player's blob: URL (frame 20), speech (frame 30); and a tone
 // that is in the film.
 constexpr char kLeftOutPage[] = R"(<!doctype html>
@@ -52,19 +52,6 @@ constexpr char kLeftOutPage[] = R"(<!doctype html>
     if (n === 20) { const a = new Audio(); a.src = URL.createObjectURL(new MediaSource()); a.play(); }
     if (n === 30) speechSynthesis.speak(new SpeechSynthesisUtterance('hello'));
     n++;
-    requestAnimationFrame(tick);
-  });
-</script>
-</body>)";
-
-// Only the MediaStream of kLeftOutPage (no page errors: --strict fails on the sound alone).
-constexpr char kStreamPage[] = R"(<!doctype html>
-<body style="background:#213">
-<audio autoplay src="tone.wav"></audio>
-<script>
-  let n = 0;
-  requestAnimationFrame(function tick() {
-    if (n++ === 10) { const a = new Audio(); a.srcObject = new MediaStream(); a.play(); }
     requestAnimationFrame(tick);
   });
 </script>
@@ -107,7 +94,9 @@ class SoundRenderTest : public ::testing::Test {
     server_.Serve("/page.html", std::string(kPage));
     server_.Serve("/silent.html", std::string(kSilentPage));
     server_.Serve("/left-out.html", std::string(kLeftOutPage));
-    server_.Serve("/stream.html", std::string(kStreamPage));
+    // Only the MediaStream of kLeftOutPage (no page errors: --strict fails on the sound alone).
+    server_.Serve("/stream.html", audio::test_sounds::ReadFile(std::string(PAGEREEL_SOURCE_DIR) +
+                                                               "/tests/pages/sound/left-out.html"));
     server_.Serve("/counted.html", std::string(kCountedPage));
     server_.Serve("/nested.html", std::string(kNestedPage));
     server_.Serve("/inner.html", std::string(kInnerPage));
@@ -236,6 +225,17 @@ TEST_F(SoundRenderTest, AJumpedLaneThatHeardOtherwiseIsNamed) {
   EXPECT_NE(why.find("sound 'media-1' (<audio src=clicks.wav>) played from "), std::string::npos) << why;
   EXPECT_NE(why.find("use exact pre-roll"), std::string::npos) << why;
   EXPECT_TRUE(jumped->sounds.empty());
+  EXPECT_EQ(testing::DecodeAudio(jumped->output).status().code(), StatusCode::kNotFound);
+
+  // --strict: a film without its sound is not written.
+  RenderOptions strict = options;
+  strict.strict = true;
+  strict.output = (scratch_.path() / "jumped-strict.mp4").string();
+  Result<RenderStats> refused = Render(strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("would be left out"), std::string_view::npos)
+      << refused.status().ToString();
+  EXPECT_FALSE(fs::exists(strict.output));
 
   options.preroll = PreRollMode::kExact;
   options.output = (scratch_.path() / "exact.mp4").string();

@@ -5,6 +5,7 @@
 set -u
 bin=$1
 src=$2
+. "$src/tests/integration/loopback_server.sh"
 work=$(mktemp -d)
 trap 'umount "$work/full" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
@@ -178,13 +179,7 @@ fi
 rm -rf "$work/seq" "$work/tmp"/* "$work/shards"
 
 # Over HTTP, from a server on loopback: a page renders, a missing one names the status.
-port=$(( 20000 + RANDOM % 20000 ))
-python3 -m http.server "$port" --bind 127.0.0.1 --directory "$src/tests/pages" >/dev/null 2>&1 &
-server=$!
-for _ in $(seq 50); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  sleep 0.1
-done
+start_loopback_server "$src/tests/pages"
 expect_failure http-404 1 "HTTP 404" -- render "http://127.0.0.1:$port/missing.html" -o "$o" --frames 3
 printed=$("$bin" render "http://127.0.0.1:$port/ready-late.html" -o "$work/out/http.mp4" --size 640x360 --progress none 2>"$work/log")
 rc=$?
