@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <tuple>
 
@@ -291,12 +292,26 @@ std::map<SpanKey, std::pair<const Sound*, Span>> Shared(const Timeline& t, Ratio
   return out;
 }
 
-std::string Window(const Timeline& t) { return TimeText(t.from) + " to " + TimeText(t.until); }
+// Times and numbers as a user reads them in a message ("2.500 s", "rate 1"); the JSON keeps
+// exact fractions.
+std::string Seconds(Rational t) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.3f s", t.ToDouble());
+  return text;
+}
+
+std::string Number(double x) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+std::string Window(const Timeline& t) { return Seconds(t.from) + " to " + Seconds(t.until); }
 
 std::string Describe(const Span& s) {
-  return "from " + TimeText(s.start) + " at media time " + TimeText(s.offset) + ", rate " +
-         std::to_string(s.rate) + ", volume " + std::to_string(s.volume) + (s.loop ? ", looping" : "") +
-         (s.end ? ", " + std::string(SpanEndName(s.ended_by)) + " at " + TimeText(*s.end) : ", playing on");
+  return "from " + Seconds(s.start) + " at media time " + Seconds(s.offset) + ", rate " +
+         Number(s.rate) + ", volume " + Number(s.volume) + (s.loop ? ", looping" : "") +
+         (s.end ? ", " + std::string(SpanEndName(s.ended_by)) + " at " + Seconds(*s.end) : ", playing on");
 }
 
 // Whether `a` and `b` (windows a.from <= b.from <= a.until) agree on the time both saw.
@@ -379,8 +394,8 @@ Result<Timeline> Merge(const std::vector<Timeline>& parts) {
   for (size_t i = 1; i < sorted.size(); ++i) {
     const Timeline& next = *sorted[i];
     if (Less(merged.until, next.from)) {
-      return FailedPreconditionError("no sound timeline covers film time " + TimeText(merged.until) +
-                                     " to " + TimeText(next.from) + "; render the segments there again");
+      return FailedPreconditionError("no sound timeline covers film time " + Seconds(merged.until) +
+                                     " to " + Seconds(next.from) + "; render the segments there again");
     }
     PR_RETURN_IF_ERROR(CheckAgreement(merged, next));
     if (Less(merged.until, next.until)) merged = Extend(merged, next);

@@ -141,15 +141,15 @@ TEST(TimelineTest, AJumpedLaneThatHeardOtherwiseIsCaught) {
   Result<Timeline> merged = Merge({Restrict(film, T(0), T(3)), jumped});
   ASSERT_FALSE(merged.ok());
   EXPECT_EQ(merged.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(merged.status().message(), HasSubstr("sound 'media-3' (new Audio(voice.ogg)) played from 5/2"));
-  EXPECT_THAT(merged.status().message(), HasSubstr("in one lane and from 12/5"));
+  EXPECT_THAT(merged.status().message(), HasSubstr("sound 'media-3' (new Audio(voice.ogg)) played from 2.500 s"));
+  EXPECT_THAT(merged.status().message(), HasSubstr("in one lane and from 2.400 s"));
 
   // A lane that missed the music still playing at its start.
   Timeline missing = Restrict(film, T(3, 2), T(6));
   missing.sounds.erase(missing.sounds.begin());
   merged = Merge({Restrict(film, T(0), T(3, 2)), missing});
   ASSERT_FALSE(merged.ok());
-  EXPECT_THAT(merged.status().message(), HasSubstr("sound 'media-2' (<audio src=music.mp3>) played from 1"));
+  EXPECT_THAT(merged.status().message(), HasSubstr("sound 'media-2' (<audio src=music.mp3>) played from 1.000 s"));
   EXPECT_THAT(merged.status().message(), HasSubstr("in one lane and not in the other"));
 
   // Another volume for the same span.
@@ -162,7 +162,7 @@ TEST(TimelineTest, AGapBetweenWindowsIsNamed) {
   const Timeline film = Film();
   Result<Timeline> merged = Merge({Restrict(film, T(0), T(2)), Restrict(film, T(3), T(6))});
   ASSERT_FALSE(merged.ok());
-  EXPECT_THAT(merged.status().message(), HasSubstr("no sound timeline covers film time 2 to 3"));
+  EXPECT_THAT(merged.status().message(), HasSubstr("no sound timeline covers film time 2.000 s to 3.000 s"));
 }
 
 }  // namespace

@@ -959,7 +959,8 @@ Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment
   // and the summary says why.
   Result<audio::Timeline> merged = audio::Merge(parts);
   if (!merged.ok()) {
-    mix.left_out.push_back("all sound: " + std::string(merged.status().message()));
+    mix.left_out.push_back("all sound (the film has none: its segments heard the page "
+                           "differently): " + std::string(merged.status().message()));
     return mix;
   }
   const audio::Timeline& film = *merged;
