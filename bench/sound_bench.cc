@@ -54,7 +54,7 @@ std::unique_ptr<audio::Mixer> Music(const std::string& media, int64_t frames, co
   t.sounds.push_back(audio::Sound{"music", media, *sha, {audio::Span{}}});
   Result<std::unique_ptr<audio::Mixer>> mixer = audio::Mixer::Open(t, store, encode::SoundSamples(frames, kFps));
   Check(mixer.status());
-  if (!(*mixer)->problems().empty()) Fail((*mixer)->problems().front());
+  if (!(*mixer)->problems().empty()) Fail((*mixer)->problems().front().text);
   return std::move(mixer).value();
 }
 
