@@ -83,7 +83,7 @@ class SoundPacketEncoder {
 
   // Encodes `count` samples that begin at sample `first` of the show. Samples between the
   // end of the last call and `first` (ticks the encoder never got) are encoded as silence,
-  // so every sample keeps its time. REQUIRES: `first` at or after the last call's end.
+  // so every sample keeps its time; null `samples` are `count` samples of silence. REQUIRES: `first` at or after the last call's end.
   virtual Status Encode(const float* samples, int64_t count, int64_t first,
                         std::vector<PacketPtr>* out) = 0;
   // Encodes what is held back (a short last frame) and drains the codec.

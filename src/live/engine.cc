@@ -68,6 +68,15 @@ constexpr int kHeldPictures = 1;
 // about as much again on a busy host), and is dropped beyond kSoundMaxWait.
 constexpr int64_t kSoundCushionSamples = 4800;  // 100 ms.
 constexpr int64_t kSoundMaxWaitSamples = 24000;  // 500 ms.
+// How long after the page played it a sound reaches its tick: about the cushion (the
+// buffer holds ~100 ms before a tick takes its share, and the way from the browser's audio
+// thread through PulseAudio adds 10-30 ms, different in each run). A page that flashes and
+// beeps in one animation frame was heard 115-129 ms after its picture at 25 fps without a
+// shift. The pictures are drawn for their ticks' own times, so the outputs stamp each tick's
+// sound this much earlier, and the page's sound is on air with the picture it went with,
+// erring late rather than early as broadcast tolerances want (bench/RESULTS.md, "live
+// sound: in sync with the pictures").
+constexpr int64_t kSoundLatencySamples = kSoundCushionSamples;
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
@@ -1100,6 +1109,7 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
   std::vector<std::unique_ptr<encode::Converter>> converters;
   for (const auto& e : enc.encoders) converters.push_back(e->NewConverter());
   bool failed = false;
+  int64_t sound_end = 0;  // The sample after the last tick's sound (unshifted).
   auto hand_out = [&](TickPackets packets) {
     for (Output* out : enc.outputs) {
       TickPackets copy = packets;
@@ -1148,13 +1158,19 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
     packets.keyframe = packets.packets.size() == enc.encoders.size() &&
                        std::all_of(packets.packets.begin(), packets.packets.end(),
                                    [](const encode::PacketPtr& packet) { return packet->keyframe(); });
-    // The tick's sound at its own samples: a tick this encoder never got is silence in the
-    // track, so later sound keeps its time.
+    // The tick's sound, stamped kSoundLatencySamples before its tick's samples (the time
+    // the page played it; what falls before the show's start is dropped): a tick this
+    // encoder never got is silence in the track, so later sound keeps its time.
     packets.sound.resize(enc.sounds.size());
-    for (size_t k = 0; k < enc.sounds.size() && tick->sound && status.ok(); ++k) {
-      status = enc.sounds[k]->Encode(tick->sound->data(),
-                                     static_cast<int64_t>(tick->sound->size()) / encode::kSoundChannels,
-                                     tick->first_sample, &packets.sound[k]);
+    if (tick->sound) {
+      const int64_t count = static_cast<int64_t>(tick->sound->size()) / encode::kSoundChannels;
+      const int64_t first = tick->first_sample - kSoundLatencySamples;
+      const int64_t skip = std::clamp<int64_t>(-first, 0, count);
+      sound_end = tick->first_sample + count;
+      for (size_t k = 0; k < enc.sounds.size() && skip < count && status.ok(); ++k) {
+        status = enc.sounds[k]->Encode(tick->sound->data() + skip * encode::kSoundChannels,
+                                       count - skip, first + skip, &packets.sound[k]);
+      }
     }
     if (!status.ok()) {
       failed = true;
@@ -1176,9 +1192,15 @@ void Engine::Impl::EncodeLoop(Encoding& enc) {
         rest.streams.push_back(static_cast<int>(i));
       }
     }
+    // The track ends with the pictures: the last kSoundLatencySamples (sound the page made
+    // after the last tick's picture) are silence.
     rest.sound.resize(enc.sounds.size());
+    const int64_t pad_from = std::max<int64_t>(0, sound_end - kSoundLatencySamples);
     for (size_t k = 0; k < enc.sounds.size(); ++k) {
-      if (!enc.sounds[k]->Flush(&rest.sound[k]).ok()) rest.sound[k].clear();
+      if (!enc.sounds[k]->Encode(nullptr, sound_end - pad_from, pad_from, &rest.sound[k]).ok() ||
+          !enc.sounds[k]->Flush(&rest.sound[k]).ok()) {
+        rest.sound[k].clear();
+      }
     }
     if (!rest.packets.empty() || !enc.sounds.empty()) {
       for (Output* out : enc.outputs) out->queue->TryPush(rest);
