@@ -1,0 +1,132 @@
+// Web Audio in the film, end to end: a real page over loopback HTTP plays an oscillator
+// scheduled ahead and a click from a WAV it fetched and decoded (decodeAudioData) through
+// an AudioContext; the film is rendered by the real browser and encoders, and its sound
+// decoded (page_script.js "Web Audio", capture/web_audio.h).
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "audio/test_sounds.h"
+#include "encode/sound.h"
+#include "render/renderer.h"
+#include "testing/http_server.h"
+#include "testing/media.h"
+#include "testing/scratch_dir.h"
+
+namespace pagereel::render {
+namespace {
+
+constexpr int kRate = 48000;
+constexpr int64_t kFrames = 60;  // 2 s at 30 fps.
+constexpr int64_t kClickInWav = 2400;  // 50 ms into click.wav.
+
+// At frame 0: an oscillator from 0.5 s to 0.7 s (scheduled ahead on the context's clock),
+// and a timer that plays the decoded click "now" at 1.2 s.
+constexpr char kPage[] = R"(<!doctype html>
+<body style="background:#123">
+<script>
+  const ctx = new AudioContext();
+  const click = fetch('click.wav').then((r) => r.arrayBuffer()).then((b) => ctx.decodeAudioData(b));
+  requestAnimationFrame(async () => {
+    const osc = ctx.createOscillator();
+    const gain = ctx.createGain();
+    osc.connect(gain).connect(ctx.destination);
+    osc.start(ctx.currentTime + 0.5);
+    osc.stop(ctx.currentTime + 0.7);
+    const buffer = await click;
+    setTimeout(() => {
+      const source = ctx.createBufferSource();
+      source.buffer = buffer;
+      source.connect(ctx.destination);
+      source.start();
+    }, 1200);
+  });
+</script>
+</body>)";
+
+// Waits for resume() before it is ready (a real AudioContext's never settles without a
+// user's gesture), then plays a tone from 0.25 s to 0.35 s.
+constexpr char kResumePage[] = R"(<!doctype html>
+<body style="background:#234">
+<script>
+  const ctx = new AudioContext();
+  window.pagereel = { ready: ctx.resume().then(() => {
+    const osc = ctx.createOscillator();
+    osc.connect(ctx.destination);
+    osc.start(ctx.currentTime + 0.25);
+    osc.stop(ctx.currentTime + 0.35);
+  }) };
+</script>
+</body>)";
+
+class WebAudioRenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::HttpServer::Response click;
+    click.content_type = "audio/wav";
+    click.body = audio::test_sounds::Wav(audio::test_sounds::ClickTrack(kRate, 1, 0.5, {kClickInWav}), 1, kRate);
+    server_.Serve("/click.wav", click);
+    server_.Serve("/page.html", std::string(kPage));
+    server_.Serve("/resume.html", std::string(kResumePage));
+  }
+
+  RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
+    RenderOptions o;
+    o.page.url = server_.Url(page);
+    o.page.width = 320;
+    o.page.height = 180;
+    o.page.fps = Rational{30, 1};
+    o.page.timeout = std::chrono::seconds(10);
+    o.frames = kFrames;
+    o.lanes = lanes;
+    o.segment_frames = 20;
+    o.output = (scratch_.path() / output).string();
+    o.kind = encode::FilmKindForPath(o.output, false).value();
+    return o;
+  }
+
+  testing::ScratchDir scratch_{"web-audio-render"};
+  testing::HttpServer server_;
+};
+
+TEST_F(WebAudioRenderTest, OscillatorAndDecodedClickLandOnTheirSampleInAnyLaneCountAndRun) {
+  std::vector<std::vector<float>> decoded;
+  int run = 0;
+  for (int lanes : {1, 3, 1}) {
+    SCOPED_TRACE("lanes " + std::to_string(lanes) + ", run " + std::to_string(run));
+    Result<RenderStats> stats = Render(Options("/page.html", "film" + std::to_string(run++) + ".mp4", lanes));
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    ASSERT_EQ(stats->sounds, std::vector<std::string>{"Web Audio (AudioContext 1)"});
+    EXPECT_TRUE(stats->sounds_left_out.empty()) << stats->sounds_left_out.front();
+    Result<testing::DecodedAudio> sound = testing::DecodeAudio(stats->output);
+    ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+    EXPECT_EQ(sound->sample_rate, kRate);
+    EXPECT_EQ(sound->stated_samples, encode::SoundSamples(kFrames, Rational{30, 1}));
+    std::vector<int64_t> onsets = audio::test_sounds::Onsets(sound->samples, sound->channels);
+    ASSERT_EQ(onsets.size(), 2u);
+    // Sample-exact: the oscillator's sine passes the onset threshold (0.3) on its 6th
+    // sample; the click is where it is in the WAV (AAC may move an onset by a sample).
+    EXPECT_NEAR(onsets[0], 24000 + 6, 1) << "oscillator";
+    EXPECT_NEAR(onsets[1], 57600 + kClickInWav, 1) << "click";
+    // The oscillator stopped at 0.7 s.
+    EXPECT_GT(audio::test_sounds::Peak(sound->samples, sound->channels, 24000, 33000), 0.9);
+    EXPECT_LT(audio::test_sounds::Peak(sound->samples, sound->channels, 34000, 57000), 0.05);
+    decoded.push_back(std::move(sound->samples));
+  }
+  EXPECT_TRUE(decoded[0] == decoded[1]) << "the sound differs between 1 and 3 lanes";
+  EXPECT_TRUE(decoded[0] == decoded[2]) << "the sound differs between two runs";
+}
+
+TEST_F(WebAudioRenderTest, APageWaitingForResumeRendersWithItsSound) {
+  Result<RenderStats> stats = Render(Options("/resume.html", "resume.mp4", 1));
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  Result<testing::DecodedAudio> sound = testing::DecodeAudio(stats->output);
+  ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+  std::vector<int64_t> onsets = audio::test_sounds::Onsets(sound->samples, sound->channels);
+  ASSERT_EQ(onsets.size(), 1u);
+  EXPECT_NEAR(onsets[0], 12000 + 6, 1);
+}
+
+}  // namespace
+}  // namespace pagereel::render
