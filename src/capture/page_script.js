@@ -685,7 +685,12 @@
   // Set below where Web Audio exists: before every frame, and with the timeline.
   let advanceAudio = () => Promise.resolve();
   let takeWebAudio = () => '[]';
-  if (typeof RealOffline === 'function') {
+  // The recorder is an AudioWorklet, which a document that is not a secure context (a
+  // data: URL, http:// from another host than this one) does not have: there a real
+  // AudioContext plays on the wall clock, and the summary says its sound is not in the film.
+  const RealAudioContext = window.AudioContext;
+  if (typeof RealOffline === 'function' && typeof Worklet === 'function' &&
+      typeof AudioWorkletNode === 'function') {
     const offline = RealOffline.prototype;
     const realSuspend = offline.suspend;
     const realResume = offline.resume;
@@ -897,6 +902,14 @@
       }
       return { id: s.id, at, pcm: text };
     })));
+  } else if (typeof RealAudioContext === 'function') {
+    window.AudioContext = class AudioContext extends RealAudioContext {
+      constructor(...args) {
+        super(...args);
+        leftOutSound('AudioContext', 'Web Audio is recorded only in a secure context (https://, ' +
+                     'file://, http://localhost): serve the page from one');
+      }
+    };
   }
 
   // requestVideoFrameCallback: Chromium runs these when its compositor takes a new picture

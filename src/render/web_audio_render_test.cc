@@ -128,5 +128,20 @@ TEST_F(WebAudioRenderTest, APageWaitingForResumeRendersWithItsSound) {
   EXPECT_NEAR(onsets[0], 12000 + 6, 1);
 }
 
+TEST_F(WebAudioRenderTest, WebAudioOutsideASecureContextIsNamedAsLeftOut) {
+  // A data: URL is no secure context: no AudioWorklet to record with.
+  RenderOptions options = Options("/page.html", "insecure.mp4", 1);
+  options.page.url =
+      "data:text/html,<body><script>const c = new AudioContext(); const o = c.createOscillator();"
+      "o.connect(c.destination); o.start();</script>";
+  Result<RenderStats> stats = Render(options);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_TRUE(stats->sounds.empty());
+  ASSERT_EQ(stats->sounds_left_out.size(), 1u);
+  EXPECT_NE(stats->sounds_left_out[0].find("AudioContext (at 0.000000 s): Web Audio is recorded only in a secure context"),
+            std::string::npos)
+      << stats->sounds_left_out[0];
+}
+
 }  // namespace
 }  // namespace pagereel::render
