@@ -60,6 +60,34 @@ constexpr char kResumePage[] = R"(<!doctype html>
 </script>
 </body>)";
 
+// A tone from 9.5 s to 10.5 s, across the first boundary of the 10 s pieces the sound is
+// handed over in (capture/web_audio.h), and a background as bright as an AnalyserNode's
+// peak reading in each frame.
+constexpr char kAnalyserPage[] = R"(<!doctype html>
+<body style="margin:0">
+<script>
+  const ctx = new AudioContext();
+  const analyser = ctx.createAnalyser();
+  analyser.connect(ctx.destination);
+  const osc = ctx.createOscillator();
+  const gain = ctx.createGain();
+  gain.gain.value = 0.5;
+  osc.connect(gain).connect(analyser);
+  osc.start(9.5);
+  osc.stop(10.5);
+  const data = new Float32Array(analyser.fftSize);
+  const draw = () => {
+    analyser.getFloatTimeDomainData(data);
+    let peak = 0;
+    for (const v of data) peak = Math.max(peak, Math.abs(v));
+    const level = Math.round(peak * 255);
+    document.body.style.background = 'rgb(' + level + ',' + level + ',' + level + ')';
+    requestAnimationFrame(draw);
+  };
+  requestAnimationFrame(draw);
+</script>
+</body>)";
+
 class WebAudioRenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -69,6 +97,7 @@ class WebAudioRenderTest : public ::testing::Test {
     server_.Serve("/click.wav", click);
     server_.Serve("/page.html", std::string(kPage));
     server_.Serve("/resume.html", std::string(kResumePage));
+    server_.Serve("/analyser.html", std::string(kAnalyserPage));
   }
 
   RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
@@ -116,6 +145,50 @@ TEST_F(WebAudioRenderTest, OscillatorAndDecodedClickLandOnTheirSampleInAnyLaneCo
   }
   EXPECT_TRUE(decoded[0] == decoded[1]) << "the sound differs between 1 and 3 lanes";
   EXPECT_TRUE(decoded[0] == decoded[2]) << "the sound differs between two runs";
+}
+
+TEST_F(WebAudioRenderTest, SoundAcrossPiecesAndAnalyserReadingsAreTheSameInAnyLaneCount) {
+  constexpr int64_t kLongFrames = 130;  // 13 s at 10 fps, in segments of 3 s.
+  std::vector<float> sound[2];
+  std::vector<std::vector<uint8_t>> pictures[2];
+  for (int lanes : {1, 3}) {
+    SCOPED_TRACE("lanes " + std::to_string(lanes));
+    RenderOptions options = Options("/analyser.html", "analyser" + std::to_string(lanes) + ".mp4", lanes);
+    options.page.width = 64;
+    options.page.height = 36;
+    options.page.fps = Rational{10, 1};
+    options.frames = kLongFrames;
+    options.segment_frames = 30;
+    Result<RenderStats> stats = Render(options);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    ASSERT_EQ(stats->sounds, std::vector<std::string>{"Web Audio (AudioContext 1)"});
+    Result<testing::DecodedAudio> decoded = testing::DecodeAudio(stats->output);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(decoded->stated_samples, encode::SoundSamples(kLongFrames, Rational{10, 1}));
+    const std::vector<float>& s = decoded->samples;
+    const int c = decoded->channels;
+    std::vector<int64_t> onsets = audio::test_sounds::Onsets(s, c);
+    ASSERT_EQ(onsets.size(), 1u);
+    EXPECT_NEAR(onsets[0], 456000 + 11, 1);  // 0.5 * sin passes 0.3 on the 11th sample.
+    // Whole on both sides of 10 s, where one piece of the context's sound ends and the next
+    // begins; silent after 10.5 s.
+    EXPECT_NEAR(audio::test_sounds::Peak(s, c, 456100, 480000), 0.5, 0.02);
+    EXPECT_NEAR(audio::test_sounds::Peak(s, c, 479950, 480050), 0.5, 0.1);
+    EXPECT_NEAR(audio::test_sounds::Peak(s, c, 480000, 503900), 0.5, 0.02);
+    EXPECT_LT(audio::test_sounds::Peak(s, c, 505000, 624000), 0.01);
+    sound[lanes == 1 ? 0 : 1] = s;
+    Result<testing::DecodedVideo> video = testing::DecodeVideo(stats->output);
+    ASSERT_TRUE(video.ok()) << video.status().ToString();
+    // The analyser heard the tone: frames at 10 s are bright, at 5 s dark.
+    EXPECT_GT(video->rgb[100][0], 100);
+    EXPECT_LT(video->rgb[50][0], 20);
+    pictures[lanes == 1 ? 0 : 1] = std::move(video->rgb);
+  }
+  EXPECT_TRUE(sound[0] == sound[1]) << "the sound differs between 1 and 3 lanes";
+  ASSERT_EQ(pictures[0].size(), pictures[1].size());
+  for (size_t i = 0; i < pictures[0].size(); ++i) {
+    EXPECT_TRUE(pictures[0][i] == pictures[1][i]) << "frame " << i << " differs between 1 and 3 lanes";
+  }
 }
 
 TEST_F(WebAudioRenderTest, APageWaitingForResumeRendersWithItsSound) {
