@@ -10,6 +10,7 @@
 #include "audio/test_sounds.h"
 #include "encode/sound.h"
 #include "render/renderer.h"
+#include "render/sound_test_film.h"
 #include "testing/http_server.h"
 #include "testing/media.h"
 #include "testing/scratch_dir.h"
@@ -101,17 +102,8 @@ class WebAudioRenderTest : public ::testing::Test {
   }
 
   RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
-    RenderOptions o;
-    o.page.url = server_.Url(page);
-    o.page.width = 320;
-    o.page.height = 180;
-    o.page.fps = Rational{30, 1};
+    RenderOptions o = SoundTestFilm(server_.Url(page), (scratch_.path() / output).string(), lanes, kFrames);
     o.page.timeout = std::chrono::seconds(10);
-    o.frames = kFrames;
-    o.lanes = lanes;
-    o.segment_frames = 20;
-    o.output = (scratch_.path() / output).string();
-    o.kind = encode::FilmKindForPath(o.output, false).value();
     return o;
   }
 
