@@ -626,7 +626,8 @@
   // AudioContext's face (currentTime on film time, state, resume, suspend, close). Before
   // every frame the engine has it render up to the frame's time (advanceAudio, through
   // syncVideos), so what a page reads from an AnalyserNode, and the sound itself, is the
-  // same in every run and lane (measured: identical output and readings run to run).
+  // same in every run and lane (issue 16 measured identical output and readings run to run;
+  // render/web_audio_render_test.cc checks both across lane counts).
   //
   // Rendered as the film goes, not in one piece at the end: an OfflineAudioContext gives
   // its buffer only once its whole length is rendered, and the page changes its graph as
@@ -634,13 +635,14 @@
   // page makes it). What the graph renders is recorded by an AudioWorklet between the
   // page's destination (a gain node standing in for it) and the real one, kept here on film
   // samples and taken by the engine with the timeline (takeWebAudio, page.cc): each
-  // context is one sound (capture/web_audio.h). The render stops short of the frame's time
+  // context is one sound, handed over in pieces (capture/web_audio.h). The render stops
+  // short of the frame's time
   // by less than one render quantum (128 samples, 2.7 ms): an event the page schedules at
   // or after currentTime is never behind it, so it lands on its exact sample.
   const audioRate = 48000;  // The film's (encode/sound.h).
   const quantum = 128;      // Samples per render quantum.
-  // An OfflineAudioContext is made with its length; one hour of sound is pages of memory
-  // only once rendered (measured: four such contexts cost nothing until they rendered).
+  // An OfflineAudioContext is made with its length: one hour (its memory is taken as it
+  // renders; four such contexts in one page were made and rendered a minute each here).
   const audioLength = audioRate * 3600;
   const RealOffline = window.OfflineAudioContext;
   const audioStates = new WeakMap();  // stand-in -> its state (below)
@@ -696,12 +698,31 @@
     const realResume = offline.resume;
     const realStartRendering = offline.startRendering;
     const base = BaseAudioContext.prototype;
-    const baseTime = Object.getOwnPropertyDescriptor(base, 'currentTime').get;
     const baseDestination = Object.getOwnPropertyDescriptor(base, 'destination').get;
     const realAddModule = Worklet.prototype.addModule;
-    // Context time now: film samples since the context's time began, frozen while the
-    // page has it suspended.
-    const contextSample = (s) => (s.state === 'running' ? s.ctxAt + filmSample() - s.filmAt : s.ctxAt);
+    // Context time now, in samples: film samples since the context's time began, standing
+    // still while the page has it suspended. Each run of it from a resume() on is one of
+    // s.runs: context sample ctxAt at film sample filmAt.
+    const contextSample = (s) => {
+      if (s.state !== 'running') return s.stoppedAt;
+      const run = s.runs[s.runs.length - 1];
+      return run.ctxAt + filmSample() - run.filmAt;
+    };
+    // Where context samples [at, at + n) go in the film: [[film sample, first, count]]. What
+    // a run did not render before a suspend() is rendered after the resume(), and belongs
+    // before the suspension.
+    const filmPlaces = (s, at, n) => {
+      const out = [];
+      for (let k = 0; k < s.runs.length && n > 0; k++) {
+        const next = k + 1 < s.runs.length ? s.runs[k + 1].ctxAt : Infinity;
+        if (at >= next) continue;
+        const count = Math.min(n, next - at);
+        out.push([s.runs[k].filmAt + at - s.runs[k].ctxAt, at, count]);
+        at += count;
+        n -= count;
+      }
+      return out;
+    };
     function AudioContext(options) {
       if (!new.target) throw new TypeError("Failed to construct 'AudioContext': Please use the 'new' operator");
       const ctx = new RealOffline({ numberOfChannels: 2, length: audioLength, sampleRate: audioRate });
@@ -713,8 +734,8 @@
         ctx,
         id: (top ? '' : location.href + '#') + 'audio-context-' + (audioContexts.length + 1),
         state: 'running',
-        ctxAt: 0,                 // Context sample at film sample filmAt (context time runs
-        filmAt: filmSample(),     // from there while running).
+        runs: [{ ctxAt: 0, filmAt: filmSample() }],
+        stoppedAt: 0,             // Context sample it stands at while suspended or closed.
         rendered: 0,              // Context samples rendered.
         started: false,
         received: 0,              // Context samples the recorder sent.
@@ -739,9 +760,9 @@
         s.flush = recorder.parameters.get('flush');
         recorder.port.onmessage = (e) => {
           const { at, l, r } = e.data;
-          // Rendered in one run of the context's time (the page cannot suspend it during
-          // a render: the engine holds the page while it waits).
-          s.blocks.push([s.filmAt + at - s.ctxAt, l, r]);
+          for (const [film, from, count] of filmPlaces(s, at, l.length)) {
+            s.blocks.push([film, l.subarray(from - at, from - at + count), r.subarray(from - at, from - at + count)]);
+          }
           s.received = at + l.length;
           if (s.arrived) s.arrived();
         };
@@ -785,7 +806,10 @@
         const s = stateOf(this);
         if (s.state === 'closed') return closed('resume');
         if (s.state === 'suspended') {
-          s.filmAt = filmSample();  // Context time carries on from where it stood.
+          // Context time carries on from where it stood; runs before it that are rendered
+          // are no longer needed.
+          s.runs = s.runs.filter((run, k) => (k + 1 < s.runs.length ? s.runs[k + 1].ctxAt : s.stoppedAt) > s.rendered);
+          s.runs.push({ ctxAt: s.stoppedAt, filmAt: filmSample() });
           setState(s, 'running');
         }
         return Promise.resolve();
@@ -794,8 +818,7 @@
         const s = stateOf(this);
         if (s.state === 'closed') return closed('suspend');
         if (s.state === 'running') {
-          s.ctxAt = contextSample(s);
-          s.filmAt = filmSample();
+          s.stoppedAt = contextSample(s);
           setState(s, 'suspended');
         }
         return Promise.resolve();
@@ -803,7 +826,7 @@
       close() {
         const s = stateOf(this);
         if (s.state === 'closed') return closed('close');
-        s.ctxAt = contextSample(s);
+        s.stoppedAt = contextSample(s);
         setState(s, 'closed');
         return Promise.resolve();
       },

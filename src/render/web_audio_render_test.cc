@@ -89,6 +89,25 @@ constexpr char kAnalyserPage[] = R"(<!doctype html>
 </script>
 </body>)";
 
+// A tone from the start; the page suspends its context at 0.5 s and resumes it at 1 s,
+// and feeds it an <audio> element (whose effects cannot be rendered: left out).
+constexpr char kSuspendPage[] = R"(<!doctype html>
+<body>
+<script>
+  const ctx = new AudioContext();
+  const osc = ctx.createOscillator();
+  const gain = ctx.createGain();
+  gain.gain.value = 0.5;
+  osc.connect(gain).connect(ctx.destination);
+  osc.start();
+  ctx.createMediaElementSource(new Audio());
+  requestAnimationFrame(() => {
+    setTimeout(() => ctx.suspend(), 500);
+    setTimeout(() => ctx.resume(), 1000);
+  });
+</script>
+</body>)";
+
 class WebAudioRenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -99,6 +118,7 @@ class WebAudioRenderTest : public ::testing::Test {
     server_.Serve("/page.html", std::string(kPage));
     server_.Serve("/resume.html", std::string(kResumePage));
     server_.Serve("/analyser.html", std::string(kAnalyserPage));
+    server_.Serve("/suspend.html", std::string(kSuspendPage));
   }
 
   RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
@@ -181,6 +201,24 @@ TEST_F(WebAudioRenderTest, SoundAcrossPiecesAndAnalyserReadingsAreTheSameInAnyLa
   for (size_t i = 0; i < pictures[0].size(); ++i) {
     EXPECT_TRUE(pictures[0][i] == pictures[1][i]) << "frame " << i << " differs between 1 and 3 lanes";
   }
+}
+
+TEST_F(WebAudioRenderTest, ASuspendedContextIsSilentAndCarriesOnWhenResumed) {
+  Result<RenderStats> stats = Render(Options("/suspend.html", "suspend.mp4", 1));
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->sounds_left_out.size(), 1u);
+  EXPECT_NE(stats->sounds_left_out[0].find("createMediaElementSource(<audio>)"), std::string::npos)
+      << stats->sounds_left_out[0];
+  Result<testing::DecodedAudio> sound = testing::DecodeAudio(stats->output);
+  ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+  const std::vector<float>& s = sound->samples;
+  const int c = sound->channels;
+  // Playing until 0.5 s, to its last sample; silent until 1 s; playing again from 1 s.
+  EXPECT_NEAR(audio::test_sounds::Peak(s, c, 2400, 23900), 0.5, 0.02);
+  EXPECT_NEAR(audio::test_sounds::Peak(s, c, 23900, 24000), 0.5, 0.05);
+  EXPECT_LT(audio::test_sounds::Peak(s, c, 24010, 47990), 0.01);
+  EXPECT_NEAR(audio::test_sounds::Peak(s, c, 48000, 48100), 0.5, 0.05);
+  EXPECT_NEAR(audio::test_sounds::Peak(s, c, 48100, 94000), 0.5, 0.02);
 }
 
 TEST_F(WebAudioRenderTest, APageWaitingForResumeRendersWithItsSound) {
