@@ -1275,15 +1275,18 @@ Result<audio::Timeline> Page::Sound(const audio::MediaStore& media) {
     contexts = shared_->video_contexts;
   }
   // What each document's AudioContexts rendered since the last call (page_script.js, "Web
-  // Audio"; documents with one signalled 'video').
+  // Audio"; documents with one signalled 'video'), 10 s of sound (5 MB of text) at a time.
   for (int64_t context : contexts) {
-    Result<cdp::Message> reply =
-        Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.takeWebAudio()"},
-                                       {"returnByValue", true},
-                                       {"contextId", context}}));
-    if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) continue;  // Gone.
-    Result<std::string> taken = cdp::GetString(*reply, {"result", "result", "value"});
-    if (taken.ok()) PR_RETURN_IF_ERROR(web_audio_.Add(*taken));
+    for (;;) {
+      Result<cdp::Message> reply =
+          Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.takeWebAudio(480000)"},
+                                         {"returnByValue", true},
+                                         {"contextId", context}}));
+      if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) break;  // Gone.
+      Result<std::string> taken = cdp::GetString(*reply, {"result", "result", "value"});
+      if (!taken.ok() || *taken == "[]") break;
+      PR_RETURN_IF_ERROR(web_audio_.Add(*taken));
+    }
   }
   for (const std::string& url : SoundUrls(messages)) {
     if (media_.sha256.count(url) || media_.failed.count(url)) continue;

@@ -904,27 +904,34 @@
       s.arrived = null;
       s.rendered = target;
     }));
-    // What the contexts rendered since the last call, as JSON: [{id, at (film sample),
-    // pcm (base64 of little-endian float32, left and right interleaved)}].
-    takeWebAudio = () => JSON.stringify(audioContexts.flatMap((s) => s.blocks.splice(0).map(([at, l, r]) => {
+    // Left and right as base64 of little-endian float32, interleaved.
+    const pcmText = (l, r) => {
       const pcm = new Float32Array(l.length * 2);
       for (let i = 0; i < l.length; i++) {
         pcm[2 * i] = l[i];
         pcm[2 * i + 1] = r[i];
       }
       const bytes = new Uint8Array(pcm.buffer);
-      let text;
-      if (bytes.toBase64) {
-        text = bytes.toBase64();
-      } else {
-        text = '';
-        for (let i = 0; i < bytes.length; i += 0x8000) {
-          text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
-        }
-        text = btoa(text);
+      if (bytes.toBase64) return bytes.toBase64();
+      let text = '';
+      for (let i = 0; i < bytes.length; i += 0x8000) {
+        text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
       }
-      return { id: s.id, at, pcm: text };
-    })));
+      return btoa(text);
+    };
+    // What the contexts rendered since the last call, as JSON: [{id, at (film sample),
+    // pcm (pcmText)}], about `limit` samples of it at most ('[]' once all is taken): a lane
+    // that pre-rolled far into a long film has minutes of sound to hand over, which in one
+    // message would be hundreds of MB.
+    takeWebAudio = (limit) => {
+      const taken = [];
+      for (const s of audioContexts) {
+        let k = 0;
+        while (k < s.blocks.length && limit > 0) limit -= s.blocks[k++][1].length;
+        for (const [at, l, r] of s.blocks.splice(0, k)) taken.push({ id: s.id, at, pcm: pcmText(l, r) });
+      }
+      return JSON.stringify(taken);
+    };
   } else if (typeof RealAudioContext === 'function') {
     window.AudioContext = class AudioContext extends RealAudioContext {
       constructor(...args) {
@@ -1013,7 +1020,7 @@
       // Before every frame (in documents that signalled 'video'): videos sought to the
       // frame's time, AudioContexts rendered up to it.
       syncVideos() { return Promise.all([syncVideos(), advanceAudio()]).then(() => videos.length); },
-      takeWebAudio() { return takeWebAudio(); },
+      takeWebAudio(limit) { return takeWebAudio(limit); },
       // What the reports said so far, "count:ms", for a report that has not arrived.
       ticks() { return ticks + ':' + lastTick; },
     }),
