@@ -173,7 +173,9 @@ std::string ToJson(const Timeline& timeline) {
   for (const Sound& sound : timeline.sounds) {
     json spans = json::array();
     for (const Span& s : sound.spans) spans.push_back(SpanJson(s));
-    sounds.push_back({{"id", sound.id}, {"source", sound.source}, {"media", sound.media}, {"spans", spans}});
+    json js = {{"id", sound.id}, {"source", sound.source}, {"media", sound.media}, {"spans", spans}};
+    if (sound.made) js["made"] = true;
+    sounds.push_back(std::move(js));
   }
   json left_out = json::array();
   for (const LeftOut& l : timeline.left_out) {
@@ -210,6 +212,7 @@ Result<Timeline> FromJson(std::string_view text) {
     sound.id = js.value("id", "");
     sound.source = js.value("source", "");
     sound.media = js.value("media", "");
+    sound.made = js.value("made", false);
     if (sound.id.empty()) return InvalidArgumentError("a sound of the timeline has no id");
     if (std::any_of(t.sounds.begin(), t.sounds.end(), [&](const Sound& s) { return s.id == sound.id; })) {
       return InvalidArgumentError("the sound timeline names sound '" + sound.id + "' twice");
@@ -346,7 +349,12 @@ Status CheckAgreement(const Timeline& a, const Timeline& b) {
   for (const auto& [key, found] : in_a) {
     const auto& [sound, span] = found;
     const auto& [other_sound, other_span] = in_b.at(key);
-    if (other_sound->media != sound->media) return differ(*sound, span, "from other media bytes");
+    // Made media of a span still playing at the shared window's end was cut there in one
+    // window and later in the other (Sound::made).
+    const bool made_so_far = sound->made && other_sound->made && !span.end;
+    if (other_sound->media != sound->media && !made_so_far) {
+      return differ(*sound, span, "from other media bytes");
+    }
     if (other_span != span) return differ(*sound, span, Describe(other_span));
   }
   return Status::Ok();
@@ -366,7 +374,10 @@ Timeline Extend(const Timeline& a, const Timeline& b) {
     }
     const auto later = std::find_if(b.sounds.begin(), b.sounds.end(),
                                     [&](const Sound& s) { return s.id == sound.id; });
-    if (later != b.sounds.end()) kept.spans.insert(kept.spans.end(), later->spans.begin(), later->spans.end());
+    if (later != b.sounds.end()) {
+      kept.media = later->media;  // The same, or made further (Sound::made).
+      kept.spans.insert(kept.spans.end(), later->spans.begin(), later->spans.end());
+    }
     if (!kept.spans.empty()) out.sounds.push_back(std::move(kept));
   }
   for (const Sound& sound : b.sounds) {

@@ -68,6 +68,10 @@ struct Sound {
   std::string source;  // What a user recognises, for messages: "<audio src=click.wav>".
   std::string media;   // SHA-256 of the media bytes, 64 hex digits (audio/media_store.h).
   std::vector<Span> spans;  // In film order; each ends before the next starts.
+  // Media the page made as the film went (Web Audio's rendered PCM, capture/web_audio.h):
+  // a window that saw the sound still playing at its end holds the media made so far, so
+  // a later window's media is longer, and Merge compares only the spans of such a sound.
+  bool made = false;
 
   friend bool operator==(const Sound&, const Sound&) = default;
 };

@@ -158,6 +158,36 @@ TEST(TimelineTest, AJumpedLaneThatHeardOtherwiseIsCaught) {
   EXPECT_FALSE(Merge({Restrict(film, T(0), T(3)), louder}).ok());
 }
 
+TEST(TimelineTest, MadeMediaStillPlayingAtAWindowsEndGrowsInTheNext) {
+  // Web Audio, cut into pieces of film time: a segment ending at 1.5 s holds what its page
+  // made of the piece [1, 2) so far; the next window holds all of it, from other bytes.
+  Timeline early;
+  early.until = T(3, 2);
+  early.sounds = {Sound{"audio-context-1.0", "Web Audio", kMedia, {Playing(T(0), T(1), SpanEnd::kMediaEnd)}, true},
+                  Sound{"audio-context-1.1", "Web Audio", std::string(64, 'b'), {Playing(T(1))}, true}};
+  Timeline later = early;
+  later.until = T(5, 2);
+  later.sounds[1].media = std::string(64, 'c');
+  later.sounds[1].spans[0] = Playing(T(1), T(2), SpanEnd::kMediaEnd);
+  Result<Timeline> merged = Merge({early, later});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ(*merged, later) << ToJson(*merged);
+  Result<Timeline> read = FromJson(ToJson(later));
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE(read->sounds[1].made);
+
+  // A piece both windows saw whole must be the same bytes; and media that is not made
+  // must match even while it plays on.
+  Timeline other = later;
+  other.sounds[0].media = std::string(64, 'd');
+  EXPECT_FALSE(Merge({early, other}).ok());
+  Timeline fetched = early;
+  fetched.sounds[1].made = false;
+  Timeline fetched_later = later;
+  fetched_later.sounds[1].made = false;
+  EXPECT_FALSE(Merge({fetched, fetched_later}).ok());
+}
+
 TEST(TimelineTest, AGapBetweenWindowsIsNamed) {
   const Timeline film = Film();
   Result<Timeline> merged = Merge({Restrict(film, T(0), T(2)), Restrict(film, T(3), T(6))});

@@ -37,6 +37,7 @@
 #include "browser/context.h"
 #include "capture/image.h"
 #include "capture/page_sound.h"
+#include "capture/web_audio.h"
 
 namespace pagereel::capture {
 
@@ -222,6 +223,7 @@ class Page {
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool jumped_ = false;
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
+  WebAudioTrack web_audio_;  // What its AudioContexts rendered so far (Sound()).
   std::shared_ptr<Shared> shared_;
 };
 

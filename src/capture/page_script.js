@@ -26,7 +26,7 @@
   // time held, until none is before it draws a frame.
   let bodiesPending = 0;
 /*__PAGEREEL_COMMON__*/
-  wrapWallClockWork(window, (work) => {
+  const holdTimeFor = (work) => {
     bodiesPending += 1;
     signal('bodies:' + bodiesPending);
     const done = () => {
@@ -35,7 +35,8 @@
     };
     work.then(done, done);
     return work;
-  });
+  };
+  wrapWallClockWork(window, holdTimeFor);
 
   // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
   // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
@@ -647,6 +648,330 @@
     }
   };
 
+  // Web Audio, on film time. A real AudioContext plays on the sound card's clock, which
+  // under virtual time runs apart from the film (3 s of film moved one 0.18 s: issue 16),
+  // and nothing can tap its output at film speed. So the page's AudioContext (and
+  // webkitAudioContext) is a stand-in: a real OfflineAudioContext, so every node, buffer,
+  // decodeAudioData, AnalyserNode and AudioWorklet is the browser's own, with an
+  // AudioContext's face (currentTime on film time, state, resume, suspend, close). Before
+  // every frame the engine has it render up to the frame's time (advanceAudio, through
+  // syncVideos), so what a page reads from an AnalyserNode, and the sound itself, is the
+  // same in every run and lane (issue 16 measured identical output and readings run to run;
+  // render/web_audio_render_test.cc checks both across lane counts).
+  //
+  // Rendered as the film goes, not in one piece at the end: an OfflineAudioContext gives
+  // its buffer only once its whole length is rendered, and the page changes its graph as
+  // film time passes (a node made at 3 s starts at 3 s only if the render is at 3 s when the
+  // page makes it). What the graph renders is recorded by an AudioWorklet between the
+  // page's destination (a gain node standing in for it) and the real one, kept here on film
+  // samples and taken by the engine with the timeline (takeWebAudio, page.cc): each
+  // context is one sound, handed over in pieces (capture/web_audio.h). The render stops
+  // short of the frame's time
+  // by less than one render quantum (128 samples, 2.7 ms): an event the page schedules at
+  // or after currentTime is never behind it, so it lands on its exact sample.
+  const audioRate = 48000;  // The film's (encode/sound.h).
+  const quantum = 128;      // Samples per render quantum.
+  // An OfflineAudioContext is made with its length: one hour (its memory is taken as it
+  // renders; four such contexts in one page were made and rendered a minute each here).
+  const audioLength = audioRate * 3600;
+  const RealOffline = window.OfflineAudioContext;
+  const audioStates = new WeakMap();  // stand-in -> its state (below)
+  const audioContexts = [];            // The states, in the order the page made them.
+  const filmSample = () => Math.max(0, film()) * (audioRate / 1000);  // film() is whole ms.
+  const leftOutSound = (source, reason) => signal('sound:' + JSON.stringify({
+    id: 'left-out', t: Math.max(0, film()), source, leftOut: reason,
+  }));
+  // The recorder: passes its input on and posts what it heard, in blocks that end where
+  // the engine asked the render to stop ('flush', in quanta of the context's time), so the
+  // samples of a render are here when it ends.
+  const recorderModule = 'data:text/javascript;base64,' + btoa(`
+    registerProcessor('pagereel-recorder', class extends AudioWorkletProcessor {
+      static get parameterDescriptors() {
+        return [{ name: 'flush', defaultValue: 0, minValue: 0, automationRate: 'k-rate' }];
+      }
+      constructor() { super(); this.left = []; this.right = []; }
+      process(inputs, outputs, parameters) {
+        const input = inputs[0];
+        const left = new Float32Array(128);
+        const right = new Float32Array(128);
+        if (input.length) { left.set(input[0]); right.set(input[input.length > 1 ? 1 : 0]); }
+        for (const output of outputs) {
+          if (output.length) output[0].set(left);
+          if (output.length > 1) output[1].set(right);
+        }
+        this.left.push(left);
+        this.right.push(right);
+        if (currentFrame + 128 >= parameters.flush[0] * 128) {
+          const n = this.left.length * 128;
+          const l = new Float32Array(n);
+          const r = new Float32Array(n);
+          this.left.forEach((block, i) => l.set(block, i * 128));
+          this.right.forEach((block, i) => r.set(block, i * 128));
+          this.port.postMessage({ at: currentFrame + 128 - n, l, r }, [l.buffer, r.buffer]);
+          this.left = [];
+          this.right = [];
+        }
+        return true;
+      }
+    });`);
+  // Set below where Web Audio exists: before every frame, and with the timeline.
+  let advanceAudio = () => Promise.resolve();
+  let takeWebAudio = () => '[]';
+  // The recorder is an AudioWorklet, which a document that is not a secure context (a
+  // data: URL, http:// from another host than this one) does not have: there a real
+  // AudioContext plays on the wall clock, and the summary says its sound is not in the film.
+  const RealAudioContext = window.AudioContext;
+  if (typeof RealOffline === 'function' && typeof Worklet === 'function' &&
+      typeof AudioWorkletNode === 'function') {
+    const offline = RealOffline.prototype;
+    const realSuspend = offline.suspend;
+    const realResume = offline.resume;
+    const realStartRendering = offline.startRendering;
+    const base = BaseAudioContext.prototype;
+    const baseDestination = Object.getOwnPropertyDescriptor(base, 'destination').get;
+    const realAddModule = Worklet.prototype.addModule;
+    // Context time now, in samples: film samples since the context's time began, standing
+    // still while the page has it suspended. Each run of it from a resume() on is one of
+    // s.runs: context sample ctxAt at film sample filmAt.
+    const contextSample = (s) => {
+      if (s.state !== 'running') return s.stoppedAt;
+      const run = s.runs[s.runs.length - 1];
+      return run.ctxAt + filmSample() - run.filmAt;
+    };
+    // Where context samples [at, at + n) go in the film: [[film sample, first, count]]. What
+    // a run did not render before a suspend() is rendered after the resume(), and belongs
+    // before the suspension.
+    const filmPlaces = (s, at, n) => {
+      const out = [];
+      for (let k = 0; k < s.runs.length && n > 0; k++) {
+        const next = k + 1 < s.runs.length ? s.runs[k + 1].ctxAt : Infinity;
+        if (at >= next) continue;
+        const count = Math.min(n, next - at);
+        out.push([s.runs[k].filmAt + at - s.runs[k].ctxAt, at, count]);
+        at += count;
+        n -= count;
+      }
+      return out;
+    };
+    function AudioContext(options) {
+      if (!new.target) throw new TypeError("Failed to construct 'AudioContext': Please use the 'new' operator");
+      const ctx = new RealOffline({ numberOfChannels: 2, length: audioLength, sampleRate: audioRate });
+      Object.setPrototypeOf(ctx, new.target.prototype);
+      // The real context's own state changes (each render the engine asks for) are not
+      // the page's: stopped before any listener of the page (this one is the first).
+      ctx.addEventListener('statechange', (e) => { if (e.isTrusted) e.stopImmediatePropagation(); });
+      const s = {
+        ctx,
+        id: (top ? '' : location.href + '#') + 'audio-context-' + (audioContexts.length + 1),
+        state: 'running',
+        runs: [{ ctxAt: 0, filmAt: filmSample() }],
+        stoppedAt: 0,             // Context sample it stands at while suspended or closed.
+        rendered: 0,              // Context samples rendered.
+        started: false,
+        received: 0,              // Context samples the recorder sent.
+        arrived: null,            // Resolves a render's wait for its samples.
+        blocks: [],               // [film sample, left, right] not yet taken.
+        bus: ctx.createGain(),
+      };
+      // The page's destination: a gain node (it can be connected to as the real one)
+      // dressed as an AudioDestinationNode.
+      s.bus.channelCount = 2;
+      s.bus.channelCountMode = 'explicit';
+      s.bus.channelInterpretation = 'speakers';
+      Object.setPrototypeOf(s.bus, AudioDestinationNode.prototype);
+      Object.defineProperty(s.bus, 'maxChannelCount', { value: 2 });
+      s.ready = realAddModule.call(ctx.audioWorklet, recorderModule).then(() => {
+        const recorder = new AudioWorkletNode(ctx, 'pagereel-recorder', {
+          numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [2],
+          channelCount: 2, channelCountMode: 'explicit', channelInterpretation: 'speakers',
+        });
+        AudioNode.prototype.connect.call(s.bus, recorder);
+        recorder.connect(baseDestination.call(ctx));
+        s.flush = recorder.parameters.get('flush');
+        recorder.port.onmessage = (e) => {
+          const { at, l, r } = e.data;
+          for (const [film, from, count] of filmPlaces(s, at, l.length)) {
+            s.blocks.push([film, l.subarray(from - at, from - at + count), r.subarray(from - at, from - at + count)]);
+          }
+          s.received = at + l.length;
+          if (s.arrived) s.arrived();
+        };
+      });
+      audioStates.set(ctx, s);
+      audioContexts.push(s);
+      signal('video');  // The engine calls syncVideos() in this document from now on.
+      // As Chromium's (with autoplay allowed): running at once, and a statechange after.
+      Promise.resolve().then(() => ctx.dispatchEvent(new Event('statechange')));
+      return ctx;
+    }
+    AudioContext.prototype = Object.create(base, {
+      constructor: { value: AudioContext, writable: true, configurable: true },
+      [Symbol.toStringTag]: { value: 'AudioContext', configurable: true },
+    });
+    const stateOf = (ctx) => {
+      const s = audioStates.get(ctx);
+      if (!s) throw new TypeError('Illegal invocation');
+      return s;
+    };
+    const setState = (s, state) => {
+      if (s.state === state) return;
+      s.state = state;
+      s.ctx.dispatchEvent(new Event('statechange'));
+    };
+    const getters = {
+      currentTime() { return contextSample(stateOf(this)) / audioRate; },
+      state() { return stateOf(this).state; },
+      destination() { return stateOf(this).bus; },
+      baseLatency() { return quantum / audioRate; },
+      outputLatency() { return 0; },
+      sinkId() { return ''; },
+    };
+    for (const [name, get] of Object.entries(getters)) {
+      Object.defineProperty(AudioContext.prototype, name, { get, enumerable: true, configurable: true });
+    }
+    const closed = (what) => Promise.reject(new DOMException(
+        `Failed to execute '${what}' on 'AudioContext': Cannot ${what} a closed AudioContext.`, 'InvalidStateError'));
+    Object.assign(AudioContext.prototype, {
+      resume() {
+        const s = stateOf(this);
+        if (s.state === 'closed') return closed('resume');
+        if (s.state === 'suspended') {
+          // Context time carries on from where it stood; runs before it that are rendered
+          // are no longer needed.
+          s.runs = s.runs.filter((run, k) => (k + 1 < s.runs.length ? s.runs[k + 1].ctxAt : s.stoppedAt) > s.rendered);
+          s.runs.push({ ctxAt: s.stoppedAt, filmAt: filmSample() });
+          setState(s, 'running');
+        }
+        return Promise.resolve();
+      },
+      suspend() {
+        const s = stateOf(this);
+        if (s.state === 'closed') return closed('suspend');
+        if (s.state === 'running') {
+          s.stoppedAt = contextSample(s);
+          setState(s, 'suspended');
+        }
+        return Promise.resolve();
+      },
+      close() {
+        const s = stateOf(this);
+        if (s.state === 'closed') return closed('close');
+        s.stoppedAt = contextSample(s);
+        setState(s, 'closed');
+        return Promise.resolve();
+      },
+      getOutputTimestamp() {
+        return { contextTime: this.currentTime, performanceTime: performance.now() };
+      },
+      setSinkId() { return Promise.resolve(); },
+      // Sound from media elements and streams cannot enter a graph rendered offline: the
+      // element's own sound is in the film as the element played it (dry, without the
+      // graph's effects), a stream's is not. Each gives a silent node and is named in the
+      // render's summary.
+      createMediaElementSource(element) {
+        leftOutSound('createMediaElementSource(<' + element.localName + '>)',
+                     "the graph's effects on a media element are not in the film (its sound is, as played)");
+        return this.createGain();
+      },
+      createMediaStreamSource() {
+        leftOutSound('createMediaStreamSource()', "a MediaStream's sound is not recorded");
+        return this.createGain();
+      },
+      createMediaStreamTrackSource() {
+        leftOutSound('createMediaStreamTrackSource()', "a MediaStream's sound is not recorded");
+        return this.createGain();
+      },
+      createMediaStreamDestination() {
+        // Nothing sent here is heard, in a film as on a page.
+        const node = this.createGain();
+        Object.defineProperty(node, 'stream', { value: new MediaStream() });
+        return node;
+      },
+    });
+    window.AudioContext = AudioContext;
+    window.webkitAudioContext = AudioContext;
+
+    // "Start now" (start(), start(0), or any time already past) starts at currentTime,
+    // as on a real context, not at the render's position a fraction of a quantum behind.
+    for (const proto of [AudioScheduledSourceNode.prototype, AudioBufferSourceNode.prototype]) {
+      const realStart = proto.start;
+      if (!Object.prototype.hasOwnProperty.call(proto, 'start')) continue;
+      proto.start = function start(when, ...rest) {
+        const s = audioStates.get(this.context);
+        if (s && !(when < 0)) {
+          const now = contextSample(s) / audioRate;
+          if (!(when >= now)) when = now;
+        }
+        return realStart.call(this, when === undefined ? 0 : when, ...rest);
+      };
+    }
+    // Work the browser does on the wall clock, whose end would land in any frame: page
+    // time is held until it is done (holdTimeFor), as for response bodies.
+    const holdResult = (owner, name) => {
+      const real = owner[name];
+      owner[name] = { [name](...args) { return holdTimeFor(real.apply(this, args)); } }[name];
+    };
+    holdResult(base, 'decodeAudioData');
+    holdResult(Worklet.prototype, 'addModule');
+    holdResult(offline, 'startRendering');
+
+    // Renders each running context up to the film's present (less than a quantum short).
+    advanceAudio = () => Promise.all(audioContexts.map(async (s) => {
+      if (s.state !== 'running') return;
+      await s.ready;
+      const target = Math.floor(contextSample(s) / quantum) * quantum;
+      if (target <= s.rendered || target >= audioLength) return;
+      s.flush.value = target / quantum;
+      const reached = realSuspend.call(s.ctx, target / audioRate);
+      if (s.started) {
+        realResume.call(s.ctx);
+      } else {
+        s.started = true;
+        realStartRendering.call(s.ctx).catch(() => {});
+      }
+      await reached;
+      while (s.received < target) await new Promise((resolve) => { s.arrived = resolve; });
+      s.arrived = null;
+      s.rendered = target;
+    }));
+    // Left and right as base64 of little-endian float32, interleaved.
+    const pcmText = (l, r) => {
+      const pcm = new Float32Array(l.length * 2);
+      for (let i = 0; i < l.length; i++) {
+        pcm[2 * i] = l[i];
+        pcm[2 * i + 1] = r[i];
+      }
+      const bytes = new Uint8Array(pcm.buffer);
+      if (bytes.toBase64) return bytes.toBase64();
+      let text = '';
+      for (let i = 0; i < bytes.length; i += 0x8000) {
+        text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+      }
+      return btoa(text);
+    };
+    // What the contexts rendered since the last call, as JSON: [{id, at (film sample),
+    // pcm (pcmText)}], about `limit` samples of it at most ('[]' once all is taken): a lane
+    // that pre-rolled far into a long film has minutes of sound to hand over, which in one
+    // message would be hundreds of MB.
+    takeWebAudio = (limit) => {
+      const taken = [];
+      for (const s of audioContexts) {
+        let k = 0;
+        while (k < s.blocks.length && limit > 0) limit -= s.blocks[k++][1].length;
+        for (const [at, l, r] of s.blocks.splice(0, k)) taken.push({ id: s.id, at, pcm: pcmText(l, r) });
+      }
+      return JSON.stringify(taken);
+    };
+  } else if (typeof RealAudioContext === 'function') {
+    window.AudioContext = class AudioContext extends RealAudioContext {
+      constructor(...args) {
+        super(...args);
+        leftOutSound('AudioContext', 'Web Audio is recorded only in a secure context (https://, ' +
+                     'file://, http://localhost): serve the page from one');
+      }
+    };
+  }
+
   // requestVideoFrameCallback: Chromium runs these when its compositor takes a new picture
   // of the video, which after pagereel's seeks came in the frame or the next at random (one
   // render in 7 missed frame 54). The page's callbacks run instead in pagereel's own
@@ -722,7 +1047,10 @@
       },
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
-      syncVideos() { return syncVideos().then(() => videos.length); },
+      // Before every frame (in documents that signalled 'video'): videos sought to the
+      // frame's time, AudioContexts rendered up to it.
+      syncVideos() { return Promise.all([syncVideos(), advanceAudio()]).then(() => videos.length); },
+      takeWebAudio(limit) { return takeWebAudio(limit); },
       // What the reports said so far, "count:ms", for a report that has not arrived.
       ticks() { return ticks + ':' + lastTick; },
     }),

@@ -76,6 +76,11 @@ Result<audio::Timeline> SoundTimeline(const std::vector<std::string>& messages, 
     }
     const std::string id = j["id"];
     const Rational t = FilmTimeOfMs(j["t"].get<double>(), fps);
+    if (j.contains("leftOut")) {  // Sound the page made that no span can carry.
+      if (!j["leftOut"].is_string() || !j["source"].is_string()) return bad("names no source or reason");
+      timeline.left_out.push_back(audio::LeftOut{j["source"], t, j["leftOut"]});
+      continue;
+    }
     if (j.contains("end")) {
       if (!j["end"].is_string()) return bad("has an end that is not a name");
       Result<audio::SpanEnd> end = EndNamed(j["end"]);

@@ -40,7 +40,8 @@ struct MediaFetched {
 std::vector<std::string> SoundUrls(const std::vector<std::string>& messages);
 
 // The timeline of [0, until) from the page's "sound:" messages (their JSON, in the order
-// sent). A sound whose media failed is a LeftOut entry at its first start; a message
+// sent). A sound whose media failed is a LeftOut entry at its first start, and so is a
+// message with "leftOut" (its reason) and "source" (Web Audio fed from a stream); a message
 // that is not understood is an error naming it (a fault in pagereel: the script writes them).
 Result<audio::Timeline> SoundTimeline(const std::vector<std::string>& messages, Rational fps,
                                       Rational until, const MediaFetched& media);

@@ -981,7 +981,11 @@ Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment
                       audio::Mixer::Open(film, audio::MediaStore(work_dir.MediaPath()),
                                          encode::SoundSamples(work_dir.film().frames,
                                                               work_dir.film().fps)));
-  for (const audio::Sound& s : film.sounds) mix.sounds.push_back(s.source);
+  for (const audio::Sound& s : film.sounds) {
+    // A Web Audio context's pieces of film time (capture/web_audio.h) are one sound to a user.
+    if (s.made && std::find(mix.sounds.begin(), mix.sounds.end(), s.source) != mix.sounds.end()) continue;
+    mix.sounds.push_back(s.source);
+  }
   return mix;
 }
 

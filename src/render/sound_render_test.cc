@@ -11,6 +11,7 @@
 #include "audio/timeline.h"
 #include "encode/sound.h"
 #include "render/renderer.h"
+#include "render/sound_test_film.h"
 #include "testing/http_server.h"
 #include "testing/media.h"
 #include "testing/scratch_dir.h"
@@ -103,17 +104,7 @@ class SoundRenderTest : public ::testing::Test {
   }
 
   RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
-    RenderOptions o;
-    o.page.url = server_.Url(page);
-    o.page.width = 320;
-    o.page.height = 180;
-    o.page.fps = Rational{30, 1};
-    o.frames = kFrames;
-    o.lanes = lanes;
-    o.segment_frames = 20;
-    o.output = (scratch_.path() / output).string();
-    o.kind = encode::FilmKindForPath(o.output, false).value();
-    return o;
+    return SoundTestFilm(server_.Url(page), (scratch_.path() / output).string(), lanes, kFrames);
   }
 
   testing::ScratchDir scratch_{"sound-render"};
