@@ -241,7 +241,7 @@ TEST_F(WebAudioRenderTest, WebAudioOutsideASecureContextIsNamedAsLeftOut) {
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_TRUE(stats->sounds.empty());
   ASSERT_EQ(stats->sounds_left_out.size(), 1u);
-  EXPECT_NE(stats->sounds_left_out[0].find("AudioContext (at 0.000000 s): Web Audio is recorded only in a secure context"),
+  EXPECT_NE(stats->sounds_left_out[0].find("AudioContext at frame 0 (0.000 s): Web Audio is recorded only in a secure context"),
             std::string::npos)
       << stats->sounds_left_out[0];
 }
