@@ -130,6 +130,21 @@ class PageSession {
   }
   void Unsubscribe(uint64_t id);
 
+  // Subscribe for `method` events of the browser's own session (targets a browser-wide
+  // auto-attach brings, such as shared workers, attach there), until the end of this
+  // session. Every page of the browser sees them: the handler picks its own.
+  template <typename State>
+  void SubscribeToBrowser(std::string method, const std::shared_ptr<State>& state,
+                          void (State::*on_event)(const cdp::Event&)) {
+    std::weak_ptr<State> weak = state;
+    AddBrowserSubscription(std::move(method), [weak, on_event](const cdp::Event& event) {
+      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
+    });
+  }
+
+  // The page's browser context (Target.attachedToTarget names it in targetInfo).
+  const std::string& browser_context_id() const;
+
   // Fails every call to the page still waiting for its reply with `status`, at once; from
   // any thread. A page whose script runs on and on answers no call: this is how another
   // thread stops waiting for it.
@@ -161,6 +176,7 @@ class PageSession {
   // On the page's session, or on `session_id` where one is given.
   uint64_t AddSubscription(std::string method, cdp::EventHandler handler,
                            std::string session_id = "");
+  void AddBrowserSubscription(std::string method, cdp::EventHandler handler);
   std::string Where() const;
 
   // Constant after Open().
