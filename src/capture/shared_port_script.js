@@ -18,8 +18,7 @@
   const signal = window.__pagereelSignal;
   if (typeof RealSharedWorker !== 'function' || typeof signal !== 'function') return;
   const realPost = MessagePort.prototype.postMessage;
-  const realStart = MessagePort.prototype.start;
-  const realOnmessage = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
+/*__PAGEREEL_COMMON__*/
 
   // Counts are told in a task after the handlers ran: a handler may answer, and the engine
   // must not see the message received before it sees the answer sent.
@@ -51,39 +50,13 @@
       const port = this.port;
       const p = { id: prefix + ++ports, sent: 0, received: 0, started: false };
       realPost.call(port, { __pagereelPortId: p.id });
-      const started = () => {
+      countPort(port, () => {
+        p.sent += 1;
+        report(p);
+      }, () => {
         if (p.started) return;
         p.started = true;
         report(p);
-      };
-      // Own properties of this port, so other MessagePorts (MessageChannel's) are untouched.
-      Object.defineProperties(port, {
-        postMessage: {
-          value: function postMessage(...message) {
-            const result = realPost.apply(this, message);
-            p.sent += 1;
-            report(p);
-            return result;
-          },
-          configurable: true,
-          writable: true,
-        },
-        start: {
-          value: function start() {
-            realStart.call(this);
-            started();
-          },
-          configurable: true,
-          writable: true,
-        },
-        onmessage: {
-          get() { return realOnmessage.get.call(this); },
-          set(handler) {
-            realOnmessage.set.call(this, handler);
-            started();
-          },
-          configurable: true,
-        },
       });
       port.addEventListener('message', () => {
         p.received += 1;

@@ -173,9 +173,6 @@
     }
   };
   if (config.shared) {
-    const portPost = MessagePort.prototype.postMessage;
-    const portStart = MessagePort.prototype.start;
-    const portOnmessage = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage');
     EventTarget.prototype.addEventListener.call(self, 'connect', (e) => {
       const port = e.ports && e.ports[0];
       if (!port) return;
@@ -184,40 +181,14 @@
         if (p.id !== null) unsentPorts.add(p);
         reportTraffic();
       };
-      const started = () => {
+      countPort(port, () => {
+        p.posted += 1;
+        changed();
+      }, () => {
         if (p.started) return;
         p.started = true;
         if (p.id === null) portsWaiting += 1;
         reportTraffic();
-      };
-      // Own properties of this port, so other MessagePorts (MessageChannel's) are untouched.
-      Object.defineProperties(port, {
-        postMessage: {
-          value: function postMessage(...message) {
-            const result = portPost.apply(this, message);
-            p.posted += 1;
-            changed();
-            return result;
-          },
-          configurable: true,
-          writable: true,
-        },
-        start: {
-          value: function start() {
-            portStart.call(this);
-            started();
-          },
-          configurable: true,
-          writable: true,
-        },
-        onmessage: {
-          get() { return portOnmessage.get.call(this); },
-          set(handler) {
-            portOnmessage.set.call(this, handler);
-            started();
-          },
-          configurable: true,
-        },
       });
       port.addEventListener('message', (m) => {
         const data = m.data;
