@@ -102,10 +102,7 @@ class PageSession {
   template <typename State>
   void Subscribe(std::string method, const std::shared_ptr<State>& state,
                  void (State::*on_event)(const cdp::Event&)) {
-    std::weak_ptr<State> weak = state;
-    AddSubscription(std::move(method), [weak, on_event](const cdp::Event& event) {
-      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
-    });
+    AddSubscription(std::move(method), WeakHandler(state, on_event));
   }
 
   // The sessions of targets the page's own auto-attach brings (its workers), named by the
@@ -120,13 +117,7 @@ class PageSession {
   template <typename State>
   uint64_t SubscribeTo(std::string session_id, const std::shared_ptr<State>& state,
                        void (State::*on_event)(const cdp::Event&)) {
-    std::weak_ptr<State> weak = state;
-    return AddSubscription(
-        "",
-        [weak, on_event](const cdp::Event& event) {
-          if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
-        },
-        std::move(session_id));
+    return AddSubscription("", WeakHandler(state, on_event), std::move(session_id));
   }
   void Unsubscribe(uint64_t id);
 
@@ -136,10 +127,7 @@ class PageSession {
   template <typename State>
   void SubscribeToBrowser(std::string method, const std::shared_ptr<State>& state,
                           void (State::*on_event)(const cdp::Event&)) {
-    std::weak_ptr<State> weak = state;
-    AddBrowserSubscription(std::move(method), [weak, on_event](const cdp::Event& event) {
-      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
-    });
+    AddBrowserSubscription(std::move(method), WeakHandler(state, on_event));
   }
 
   // The page's browser context (Target.attachedToTarget names it in targetInfo).
@@ -172,6 +160,15 @@ class PageSession {
   struct Watch;  // What the reader thread learns of the target's end.
 
   PageSession(browser::Browser& browser, PageSessionOptions options);
+  // Calls `on_event` on `*state` while `state` lives; drops the event once it is gone.
+  template <typename State>
+  static cdp::EventHandler WeakHandler(const std::shared_ptr<State>& state,
+                                       void (State::*on_event)(const cdp::Event&)) {
+    std::weak_ptr<State> weak = state;
+    return [weak, on_event](const cdp::Event& event) {
+      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
+    };
+  }
   Status Start();
   // On the page's session, or on `session_id` where one is given.
   uint64_t AddSubscription(std::string method, cdp::EventHandler handler,
