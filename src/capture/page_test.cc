@@ -234,6 +234,22 @@ setTimeout(() => { for (const port of ports) port.postMessage(performance.now())
   EXPECT_EQ(read(**b, 15), 500);  // 501 ms.
 }
 
+// A shared worker whose script is missing: the page gets its error event and frame 0 comes
+// (the code before waited for the script until the timeout and failed the page: the
+// request of a shared worker that never started was never seen to end).
+TEST_F(PageTest, ASharedWorkerWhoseScriptIsMissingDoesNotHoldThePage) {
+  testing::HttpServer server;
+  server.Serve("/page.html", "<!doctype html><script>new SharedWorker('/missing.js');</script>");
+  PageOptions options = Options("timecode.html");
+  options.url = server.Url("/page.html");
+  options.timeout = std::chrono::milliseconds(5000);
+  options.shared_workers = PageOptions::SharedWorkers::kAttach;
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  EXPECT_TRUE(frame.ok()) << frame.status().ToString();
+}
+
 TEST_F(PageTest, MissingFileIsReported) {
   Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("no-such-page.html"));
   ASSERT_FALSE(page.ok());
