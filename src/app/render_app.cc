@@ -381,6 +381,9 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
       static_cast<int64_t>(std::llround(request.timeout_seconds * 1000)));
   options.page.timezone = request.timezone;
   options.page.locale = request.locale;
+  // Each lane's browser holds that lane's pages only, so a browser-wide attach of shared
+  // workers stops no one else's (serve's browsers hold many captures: it leaves them).
+  options.page.shared_workers = capture::PageOptions::SharedWorkers::kAttach;
   if (request.frames) {
     options.frames = *request.frames;
   } else if (request.duration_seconds) {

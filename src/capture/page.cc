@@ -11,6 +11,7 @@
 #include "base/mutex.h"
 #include "capture/page_script.h"
 #include "capture/page_session.h"
+#include "capture/shared_port_script.h"
 #include "capture/worker_script.h"
 #include "cdp/json_util.h"
 
@@ -73,6 +74,27 @@ std::string AutoAttachParams() {
                                        {{"type", "worklet"}, {"exclude", false}}})}});
 }
 
+// Target.setAutoAttach for the browser's own session: shared workers, which are not
+// children of any page, stop at their start until the page of their browser context has
+// put pagereel's worker script in them (Shared::OnBrowserEvent). Nothing else attaches.
+std::string SharedWorkerAutoAttachParams() {
+  return Dump({{"autoAttach", true},
+               {"waitForDebuggerOnStart", true},
+               {"flatten", true},
+               {"filter", json::array({{{"type", "shared_worker"}, {"exclude", false}}})}});
+}
+
+// "A:B:C" into its parts.
+std::vector<std::string> SplitColons(std::string_view text) {
+  std::vector<std::string> parts;
+  for (;;) {
+    const size_t colon = text.find(':');
+    parts.emplace_back(text.substr(0, colon));
+    if (colon == std::string_view::npos) return parts;
+    text.remove_prefix(colon + 1);
+  }
+}
+
 // Milliseconds as Chromium wants them, from exact microseconds: Chromium truncates
 // ms * 1000 to whole microseconds, so 0.4 us keeps the result on `us`.
 double Millis(int64_t us) { return (static_cast<double>(us) + 0.4) / 1000.0; }
@@ -107,12 +129,28 @@ std::string DialogText(const std::string& type, const std::string& message) {
 }  // namespace
 
 struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
-  // A dedicated worker of the page, attached paused at its start (see OnEvent).
+  // A worker of the page, attached paused at its start (see OnAttached): a dedicated
+  // worker, or a shared worker of the page's browser context (OnBrowserEvent).
+  enum class WorkerKind { kDedicated, kShared };
   struct Worker {
+    WorkerKind kind = WorkerKind::kDedicated;
     std::string target_id;  // Also the request id of its main script.
     uint64_t subscription = 0;
-    std::string traffic_id;  // Its id in `traffic`, once it has said it.
+    std::string traffic_id;  // Its id in `traffic`, once it has said it (dedicated only).
     int64_t order = 0;       // Workers advance in the order they started.
+    int64_t ports_waiting = 0;  // Shared: ports it started whose id has not come yet.
+  };
+  // A MessagePort between a document and a shared worker, by the id the document gave it:
+  // sent and received as the document counts them (shared_port_script.js), handled and
+  // posted as the worker does (worker_script.js).
+  struct Port {
+    int64_t context = -1;  // The document's, once it has said.
+    std::string worker;    // The worker's session, once it has said.
+    int64_t sent = 0;
+    int64_t received = 0;
+    bool page_started = false;  // The document's end delivers messages.
+    int64_t handled = 0;
+    int64_t posted = 0;
   };
   // Messages between a document and one of its dedicated workers (page_script.js): sent
   // and received as the document counts them, handled and posted as the worker does.
@@ -160,6 +198,10 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   std::map<std::string, std::string> worker_requests GUARDED_BY(mu);
   // By the id the document gave the worker.
   std::map<std::string, Traffic> traffic GUARDED_BY(mu);
+  // Ports between documents and shared workers, by the id the document gave each.
+  std::map<std::string, Port> ports GUARDED_BY(mu);
+  // The page's browser context: shared workers of other contexts are not the page's.
+  std::string browser_context_id GUARDED_BY(mu);
   // Where the page's virtual time stands (ms since it was created), and frame 0's whole-ms
   // virtual time once it is known: what a worker that starts now is told.
   double virtual_ms GUARDED_BY(mu) = 0;
@@ -175,12 +217,38 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   // Target.attachedToTarget and detachedFromTarget, of the page or of a worker.
   void OnAttached(const cdp::Message& m) REQUIRES(mu);
   void OnDetached(const cdp::Message& m) REQUIRES(mu);
+  // The same on the browser's own session, where shared workers attach.
+  void OnBrowserEvent(const cdp::Event& e) EXCLUDES(mu);
+  // Puts pagereel's worker script in a worker attached paused as `session_id`, watches
+  // it and lets it run (the calls are queued in order on its session; nothing waits).
+  void AdoptWorker(const std::string& session_id, const std::string& target_id, WorkerKind kind)
+      REQUIRES(mu);
+  // "port:page:ID:SENT:RECEIVED:STARTED" from a document (in `context`),
+  // "port:worker:ID:HANDLED:POSTED" and "port:waiting:N" from the shared worker attached
+  // as `worker`.
+  void OnPortSignal(const std::string& payload, int64_t context, const std::string& worker)
+      REQUIRES(mu);
   // The worker script with its settings, for a worker that starts now.
-  std::string WorkerScript() const REQUIRES(mu);
+  std::string WorkerScript(WorkerKind kind) const REQUIRES(mu);
+  // Whether every message on a port between a document and a shared worker has been
+  // handled, on both ends that deliver messages. A port whose worker has not started its
+  // end (or not yet received its id) is not waited for: its messages stay queued.
+  bool PortsSettled() const REQUIRES(mu) {
+    for (const auto& [session_id, worker] : workers) {
+      if (worker.ports_waiting > 0) return false;
+    }
+    for (const auto& [id, port] : ports) {
+      if (port.context < 0 || port.worker.empty()) continue;
+      if (port.handled < port.sent) return false;
+      if (port.page_started && port.received < port.posted) return false;
+    }
+    return true;
+  }
   // Whether every worker has started pagereel's script and handled every message its
   // document sent it, and the document has received every message the worker posted.
   bool TrafficSettled() const REQUIRES(mu) {
     for (const auto& [session_id, worker] : workers) {
+      if (worker.kind == WorkerKind::kShared) continue;  // Its ports: PortsSettled.
       if (worker.traffic_id.empty()) return false;
       auto t = traffic.find(worker.traffic_id);
       if (t != traffic.end() && (t->second.handled < t->second.sent ||
@@ -188,7 +256,7 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
         return false;
       }
     }
-    return true;
+    return PortsSettled();
   }
   // "traffic:ID:A:B" from a document or worker about a worker it started (A sent, B
   // received), "worker:ID:A:B" from the worker itself (A handled, B posted).
@@ -213,11 +281,12 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   }
 };
 
-std::string Page::Shared::WorkerScript() const {
+std::string Page::Shared::WorkerScript(WorkerKind kind) const {
   json config = {{"epoch", epoch_ms},
                  {"lead", lead_ms},
                  {"t", virtual_ms},
-                 {"shift", shift_ms ? json(*shift_ms) : json(nullptr)}};
+                 {"shift", shift_ms ? json(*shift_ms) : json(nullptr)},
+                 {"shared", kind == WorkerKind::kShared}};
   std::string script = kWorkerScript;
   script.replace(script.find(kPageScriptConfig), std::string_view(kPageScriptConfig).size(),
                  config.dump());
@@ -235,6 +304,10 @@ void Page::Shared::OnWorkerEvent(const cdp::Event& e) {
     // "worker:ID:HANDLED:POSTED", its own counts; "traffic:ID:SENT:RECEIVED", those of a
     // worker it started, as it counts them.
     Result<std::string> payload = cdp::GetString(m, {"params", "payload"});
+    if (payload.ok() && payload->starts_with("port:")) {
+      OnPortSignal(*payload, -1, e.session_id);
+      return;
+    }
     std::string id;
     int64_t a = 0;
     int64_t b = 0;
@@ -282,21 +355,70 @@ void Page::Shared::OnAttached(const cdp::Message& m) {
   Result<std::string> target_id = cdp::GetString(m, {"params", "targetInfo", "targetId"});
   if (!session_id.ok() || session == nullptr) return;
   if (type.ok() && *type == "worker" && target_id.ok()) {
-    Worker& worker = workers[*session_id];
-    worker.target_id = *target_id;
-    worker.order = workers_started++;
-    worker.subscription =
-        session->SubscribeTo(*session_id, shared_from_this(), &Shared::OnWorkerEvent);
-    session->SendTo(*session_id, "Network.enable",
-                    Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
-        .IgnoreError();
-    session->SendTo(*session_id, "Runtime.addBinding", Dump({{"name", "__pagereelWorkerSignal"}}))
-        .IgnoreError();
-    session->SendTo(*session_id, "Target.setAutoAttach", AutoAttachParams()).IgnoreError();
-    session->SendTo(*session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript()}}))
-        .IgnoreError();
+    AdoptWorker(*session_id, *target_id, WorkerKind::kDedicated);
+    return;
   }
   session->SendTo(*session_id, "Runtime.runIfWaitingForDebugger").IgnoreError();
+}
+
+void Page::Shared::AdoptWorker(const std::string& session_id, const std::string& target_id,
+                               WorkerKind kind) {
+  Worker& worker = workers[session_id];
+  worker.kind = kind;
+  worker.target_id = target_id;
+  worker.order = workers_started++;
+  worker.subscription =
+      session->SubscribeTo(session_id, shared_from_this(), &Shared::OnWorkerEvent);
+  session->SendTo(session_id, "Network.enable",
+                  Dump({{"maxTotalBufferSize", 0}, {"maxResourceBufferSize", 0}}))
+      .IgnoreError();
+  session->SendTo(session_id, "Runtime.addBinding", Dump({{"name", "__pagereelWorkerSignal"}}))
+      .IgnoreError();
+  session->SendTo(session_id, "Target.setAutoAttach", AutoAttachParams()).IgnoreError();
+  session->SendTo(session_id, "Runtime.evaluate", Dump({{"expression", WorkerScript(kind)}}))
+      .IgnoreError();
+  session->SendTo(session_id, "Runtime.runIfWaitingForDebugger").IgnoreError();
+}
+
+void Page::Shared::OnBrowserEvent(const cdp::Event& e) {
+  const cdp::Message& m = *e.message;
+  MutexLock lock(&mu);
+  if (e.method == "Target.detachedFromTarget") {
+    OnDetached(m);  // (Only the page's own workers are in `workers`.)
+    return;
+  }
+  // Every page of the browser sees every shared worker attach: each takes those of its
+  // own browser context and leaves the others, paused, to theirs.
+  Result<std::string> session_id = cdp::GetString(m, {"params", "sessionId"});
+  Result<std::string> type = cdp::GetString(m, {"params", "targetInfo", "type"});
+  Result<std::string> target_id = cdp::GetString(m, {"params", "targetInfo", "targetId"});
+  Result<std::string> context = cdp::GetString(m, {"params", "targetInfo", "browserContextId"});
+  if (!session_id.ok() || !type.ok() || *type != "shared_worker" || !target_id.ok() ||
+      !context.ok() || *context != browser_context_id || session == nullptr) {
+    return;
+  }
+  AdoptWorker(*session_id, *target_id, WorkerKind::kShared);
+}
+
+void Page::Shared::OnPortSignal(const std::string& payload, int64_t context,
+                                const std::string& worker) {
+  const std::vector<std::string> parts = SplitColons(payload);
+  if (parts.size() == 3 && parts[1] == "waiting") {
+    auto w = workers.find(worker);
+    if (w != workers.end()) w->second.ports_waiting = std::atoll(parts[2].c_str());
+  } else if (parts.size() == 6 && parts[1] == "page" && context >= 0) {
+    Port& port = ports[parts[2]];
+    port.context = context;
+    port.sent = std::atoll(parts[3].c_str());
+    port.received = std::atoll(parts[4].c_str());
+    port.page_started = parts[5] == "1";
+  } else if (parts.size() == 5 && parts[1] == "worker" && workers.count(worker)) {
+    Port& port = ports[parts[2]];
+    port.worker = worker;
+    port.handled = std::atoll(parts[3].c_str());
+    port.posted = std::atoll(parts[4].c_str());
+  }
+  cv.SignalAll();
 }
 
 void Page::Shared::OnDetached(const cdp::Message& m) {
@@ -315,6 +437,7 @@ void Page::Shared::OnDetached(const cdp::Message& m) {
   }
   if (session != nullptr) session->Unsubscribe(worker->second.subscription);
   traffic.erase(worker->second.traffic_id);
+  std::erase_if(ports, [&](const auto& port) { return port.second.worker == *session_id; });
   workers.erase(worker);
   cv.SignalAll();
 }
@@ -354,6 +477,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
         traffic[id].received = received;
       }
       cv.SignalAll();
+    } else if (payload->starts_with("port:")) {
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      if (context.ok()) OnPortSignal(*payload, static_cast<int64_t>(*context), "");
     } else if (payload->rfind("canvases:", 0) == 0) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) {
@@ -410,6 +536,10 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     Result<double> id = cdp::GetNumber(m, {"params", "executionContextId"});
     if (id.ok()) contexts.erase(static_cast<int64_t>(*id));
     if (id.ok()) bodies_pending.erase(static_cast<int64_t>(*id));
+    if (id.ok()) {
+      const int64_t gone = static_cast<int64_t>(*id);
+      std::erase_if(ports, [&](const auto& port) { return port.second.context == gone; });
+    }
     cv.SignalAll();
   } else if (method == "Runtime.executionContextsCleared") {
     contexts.clear();
@@ -541,6 +671,9 @@ Status Page::Emulate() {
   PR_RETURN_IF_ERROR(Call("Page.addScriptToEvaluateOnNewDocument",
                           Dump({{"source", PageScript(std::nullopt)}}))
                          .status());
+  if (options_.shared_workers == PageOptions::SharedWorkers::kAttach) {
+    PR_RETURN_IF_ERROR(AttachSharedWorkers());
+  }
   PR_RETURN_IF_ERROR(Call("Emulation.setFocusEmulationEnabled", Dump({{"enabled", true}})).status());
   // The screen is the page's own size, so screen.width/height (and availWidth/Height)
   // agree with the film rather than with the browser's default 800x600: pages that size
@@ -692,10 +825,31 @@ Status Page::WaitUntilReady() {
   }
 }
 
+Status Page::AttachSharedWorkers() {
+  // A shared worker is a target of the browser, not of the page: only an auto-attach on the
+  // browser's own session stops it at its start (the page's does not reach it; checked on
+  // headless-shell 156). Its ports' messages are counted on the page's end by
+  // shared_port_script.js, which goes in after page_script.js.
+  {
+    MutexLock lock(&shared_->mu);
+    shared_->browser_context_id = session_->browser_context_id();
+  }
+  session_->SubscribeToBrowser("Target.attachedToTarget", shared_, &Shared::OnBrowserEvent);
+  session_->SubscribeToBrowser("Target.detachedFromTarget", shared_, &Shared::OnBrowserEvent);
+  PR_RETURN_IF_ERROR(
+      Call("Page.addScriptToEvaluateOnNewDocument", Dump({{"source", kSharedPortScript}}))
+          .status());
+  Result<cdp::Message> attach =
+      browser_.client().Call("Target.setAutoAttach", SharedWorkerAutoAttachParams());
+  if (!attach.ok()) return session_->Explain("Target.setAutoAttach", attach.status());
+  return Status::Ok();
+}
+
 Status Page::ForgetWorkerScripts() {
   // A shared or service worker's main script is announced on the page's session and
   // finishes on the worker's own, which pagereel does not attach: its request id is the
-  // worker's target id. (Dedicated workers are attached, and their scripts watched.)
+  // worker's target id. (Dedicated workers are attached, and their scripts watched; so are
+  // shared workers where the page attaches them.)
   PR_ASSIGN_OR_RETURN(cdp::Message targets, browser_.client().Call("Target.getTargets"));
   json parsed = json::parse(targets.json, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) return Status::Ok();
@@ -703,7 +857,9 @@ Status Page::ForgetWorkerScripts() {
   MutexLock lock(&shared_->mu);
   for (const json& target : list) {
     const std::string type = target.value("type", "");
-    if (type == "shared_worker" || type == "service_worker") {
+    const bool attached =
+        type == "shared_worker" && options_.shared_workers == PageOptions::SharedWorkers::kAttach;
+    if ((type == "shared_worker" && !attached) || type == "service_worker") {
       shared_->requests.erase(target.value("targetId", ""));
     }
   }

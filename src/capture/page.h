@@ -83,6 +83,13 @@ struct PageOptions {
   browser::ContextOptions context;
   // What messages call the page; empty: its URL (a data: URL cut short).
   std::string name;
+  // Whether the page's shared workers run on film time as its dedicated workers do.
+  // kAttach sets a browser-wide auto-attach for shared workers, which stops every shared
+  // worker the browser starts, of any context, until the page of its context lets it run:
+  // only for a browser whose pages all ask for it (render, with a browser per lane). kLeave
+  // (serve, whose browsers hold many captures) leaves them on the browser's own clocks.
+  enum class SharedWorkers { kLeave, kAttach };
+  SharedWorkers shared_workers = SharedWorkers::kLeave;
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
@@ -156,6 +163,8 @@ class Page {
   Status Load();
   Status WaitUntilReady();
   Status ForgetWorkerScripts();  // Takes shared_->mu.
+  // Brings the page's shared workers onto film time (PageOptions::shared_workers).
+  Status AttachSharedWorkers();
   Status Start();
   Status ReadContract();
   // The injected script, knowing frame 0's whole-ms virtual time once it is known.

@@ -103,6 +103,14 @@ uint64_t PageSession::AddSubscription(std::string method, cdp::EventHandler hand
   return id;
 }
 
+void PageSession::AddBrowserSubscription(std::string method, cdp::EventHandler handler) {
+  uint64_t id = browser_.client().Subscribe(std::move(method), "", std::move(handler));
+  MutexLock lock(&mu_);
+  subscriptions_.push_back(id);
+}
+
+const std::string& PageSession::browser_context_id() const { return context_->id(); }
+
 void PageSession::Unsubscribe(uint64_t id) {
   {
     MutexLock lock(&mu_);

@@ -102,10 +102,7 @@ class PageSession {
   template <typename State>
   void Subscribe(std::string method, const std::shared_ptr<State>& state,
                  void (State::*on_event)(const cdp::Event&)) {
-    std::weak_ptr<State> weak = state;
-    AddSubscription(std::move(method), [weak, on_event](const cdp::Event& event) {
-      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
-    });
+    AddSubscription(std::move(method), WeakHandler(state, on_event));
   }
 
   // The sessions of targets the page's own auto-attach brings (its workers), named by the
@@ -120,15 +117,21 @@ class PageSession {
   template <typename State>
   uint64_t SubscribeTo(std::string session_id, const std::shared_ptr<State>& state,
                        void (State::*on_event)(const cdp::Event&)) {
-    std::weak_ptr<State> weak = state;
-    return AddSubscription(
-        "",
-        [weak, on_event](const cdp::Event& event) {
-          if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
-        },
-        std::move(session_id));
+    return AddSubscription("", WeakHandler(state, on_event), std::move(session_id));
   }
   void Unsubscribe(uint64_t id);
+
+  // Subscribe for `method` events of the browser's own session (targets a browser-wide
+  // auto-attach brings, such as shared workers, attach there), until the end of this
+  // session. Every page of the browser sees them: the handler picks its own.
+  template <typename State>
+  void SubscribeToBrowser(std::string method, const std::shared_ptr<State>& state,
+                          void (State::*on_event)(const cdp::Event&)) {
+    AddBrowserSubscription(std::move(method), WeakHandler(state, on_event));
+  }
+
+  // The page's browser context (Target.attachedToTarget names it in targetInfo).
+  const std::string& browser_context_id() const;
 
   // Fails every call to the page still waiting for its reply with `status`, at once; from
   // any thread. A page whose script runs on and on answers no call: this is how another
@@ -157,10 +160,20 @@ class PageSession {
   struct Watch;  // What the reader thread learns of the target's end.
 
   PageSession(browser::Browser& browser, PageSessionOptions options);
+  // Calls `on_event` on `*state` while `state` lives; drops the event once it is gone.
+  template <typename State>
+  static cdp::EventHandler WeakHandler(const std::shared_ptr<State>& state,
+                                       void (State::*on_event)(const cdp::Event&)) {
+    std::weak_ptr<State> weak = state;
+    return [weak, on_event](const cdp::Event& event) {
+      if (std::shared_ptr<State> alive = weak.lock()) ((*alive).*on_event)(event);
+    };
+  }
   Status Start();
   // On the page's session, or on `session_id` where one is given.
   uint64_t AddSubscription(std::string method, cdp::EventHandler handler,
                            std::string session_id = "");
+  void AddBrowserSubscription(std::string method, cdp::EventHandler handler);
   std::string Where() const;
 
   // Constant after Open().

@@ -186,6 +186,70 @@ TEST_F(PageTest, AFileThatNeverArrivesBeforeFrameZeroFailsNamingIt) {
       << page.status().ToString();
 }
 
+// Two pages in one browser, each with a shared worker of the same script (a worker per
+// browser context): each page brings its own onto film time and leaves the other's alone.
+// The worker's setTimeout(..., 500) runs at film time 500 ms, before the frame at 501 ms
+// (the browser's own timers ran it at 501 or 502 ms, at random); page B's has not run at
+// frame 3, although page A's time has passed 500 ms meanwhile.
+TEST_F(PageTest, EachPageRunsItsOwnSharedWorkerOnItsOwnFilmTime) {
+  testing::HttpServer server;
+  server.Serve("/page.html", R"(<!doctype html>
+<style>html, body { margin: 0; background: #000; overflow: hidden; }</style>
+<canvas id="c" width="640" height="40"></canvas>
+<script>
+  const ctx = document.getElementById('c').getContext('2d');
+  let value = 0;
+  const worker = new SharedWorker('/shared.js');
+  worker.port.onmessage = (e) => { value = e.data; };
+  requestAnimationFrame(function frame() {
+    for (let b = 0; b < 20; b++) {
+      ctx.fillStyle = (value >> (19 - b)) & 1 ? '#fff' : '#000';
+      ctx.fillRect(b * 32, 0, 32, 40);
+    }
+    requestAnimationFrame(frame);
+  });
+</script>)");
+  testing::HttpServer::Response script;
+  script.content_type = "text/javascript";
+  script.body = R"(const ports = [];
+onconnect = (e) => { ports.push(e.ports[0]); };
+setTimeout(() => { for (const port of ports) port.postMessage(performance.now()); }, 500);)";
+  server.Serve("/shared.js", script);
+
+  PageOptions options = Options("timecode.html");
+  options.url = server.Url("/page.html");
+  options.shared_workers = PageOptions::SharedWorkers::kAttach;
+  Result<std::unique_ptr<Page>> a = Page::Open(*browser_, options);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Result<std::unique_ptr<Page>> b = Page::Open(*browser_, options);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto read = [&](Page& page, int64_t n) {
+    Result<EncodedFrame> frame = page.Capture(n);
+    EXPECT_TRUE(frame.ok()) << frame.status().ToString();
+    return frame.ok() ? Row(Decode(std::move(frame).value()), 0) : -1;
+  };
+  EXPECT_EQ(read(**a, 14), 0);  // 467 ms.
+  EXPECT_EQ(read(**a, 20), 500);
+  EXPECT_EQ(read(**b, 3), 0);
+  EXPECT_EQ(read(**b, 15), 500);  // 501 ms.
+}
+
+// A shared worker whose script is missing: the page gets its error event and frame 0 comes
+// (the code before waited for the script until the timeout and failed the page: the
+// request of a shared worker that never started was never seen to end).
+TEST_F(PageTest, ASharedWorkerWhoseScriptIsMissingDoesNotHoldThePage) {
+  testing::HttpServer server;
+  server.Serve("/page.html", "<!doctype html><script>new SharedWorker('/missing.js');</script>");
+  PageOptions options = Options("timecode.html");
+  options.url = server.Url("/page.html");
+  options.timeout = std::chrono::milliseconds(5000);
+  options.shared_workers = PageOptions::SharedWorkers::kAttach;
+  Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  Result<EncodedFrame> frame = (*page)->Capture(0);
+  EXPECT_TRUE(frame.ok()) << frame.status().ToString();
+}
+
 TEST_F(PageTest, MissingFileIsReported) {
   Result<std::unique_ptr<Page>> page = Page::Open(*browser_, Options("no-such-page.html"));
   ASSERT_FALSE(page.ok());

@@ -1,5 +1,6 @@
-  // script_common.js: inserted by embed_page_script.cmake where page_script.js and
-  // worker_script.js say so, so the page and its workers share one copy of these.
+  // script_common.js: inserted by embed_page_script.cmake where page_script.js,
+  // worker_script.js and shared_port_script.js say so, so the page and its workers share
+  // one copy of these.
   //
   // installFilmClocks(global, epoch, film): Date reads epoch + film() (film time, whole ms),
   // and Math.random is sfc32 from a fixed seed, the same numbers in every page, worker,
@@ -39,6 +40,45 @@
     } else if (depth < 3 && value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
       for (const key of Object.keys(value)) findCanvases(value[key], depth + 1, out);
     }
+  };
+
+  // countPort(port, posted, started): one MessagePort of a shared worker's (the page's end,
+  // shared_port_script.js, or the worker's, worker_script.js) calls posted() after each of
+  // its postMessage calls and started() when it starts delivering messages (its onmessage
+  // is set, or start() called). Own properties of that port, so other MessagePorts
+  // (MessageChannel's) are untouched.
+  const countPort = (port, posted, started) => {
+    const proto = MessagePort.prototype;
+    const realPost = proto.postMessage;
+    const realStart = proto.start;
+    const realOnmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
+    Object.defineProperties(port, {
+      postMessage: {
+        value: function postMessage(...message) {
+          const result = realPost.apply(this, message);
+          posted();
+          return result;
+        },
+        configurable: true,
+        writable: true,
+      },
+      start: {
+        value: function start() {
+          realStart.call(this);
+          started();
+        },
+        configurable: true,
+        writable: true,
+      },
+      onmessage: {
+        get() { return realOnmessage.get.call(this); },
+        set(handler) {
+          realOnmessage.set.call(this, handler);
+          started();
+        },
+        configurable: true,
+      },
+    });
   };
 
   // Work a page or worker starts that completes on the wall clock, not on page time:

@@ -22,7 +22,7 @@
 // canvas pictures sent to the page so far, which Page waits for the page to have.
 (() => {
   if (self.__pagereelWorker) return;
-  const config = __PAGEREEL_CONFIG__;  // { epoch, lead, t, shift }
+  const config = __PAGEREEL_CONFIG__;  // { epoch, lead, t, shift, shared }
   const epoch = config.epoch;  // Date.now() at frame 0, ms.
   let now = config.t;          // Virtual time, ms since the page was created.
   let shift = config.shift;    // Frame 0's whole-ms virtual time; null until it is known.
@@ -133,6 +133,7 @@
       binding('worker:' + traffic.id + ':' + traffic.handled + ':' + traffic.posted);
     }
     flushStartedTraffic();
+    flushPorts();
   };
   trafficLater.port1.onmessage = () => { if (trafficQueued) flushTraffic(); };
   const reportTraffic = () => {
@@ -150,6 +151,59 @@
       reportTraffic();
       return result;
     };
+  }
+
+  // A shared worker's ports, one per page (document) connected to it: what it handles and
+  // posts on each is counted as shared_port_script.js counts the page's end, told as
+  // 'port:worker:ID:HANDLED:POSTED'. A port is known by the id its page sends first on it,
+  // which comes only once the worker has started its end (set onmessage or called
+  // start()); until then a started port is told as waiting ('port:waiting:N', N of them),
+  // and the engine waits for its id.
+  const unsentPorts = new Set();
+  let portsWaiting = 0;
+  let portsWaitingTold = 0;
+  const flushPorts = () => {
+    const binding = self.__pagereelWorkerSignal;
+    if (typeof binding !== 'function') return;
+    for (const p of unsentPorts) binding('port:worker:' + p.id + ':' + p.handled + ':' + p.posted);
+    unsentPorts.clear();
+    if (portsWaiting !== portsWaitingTold) {
+      portsWaitingTold = portsWaiting;
+      binding('port:waiting:' + portsWaiting);
+    }
+  };
+  if (config.shared) {
+    EventTarget.prototype.addEventListener.call(self, 'connect', (e) => {
+      const port = e.ports && e.ports[0];
+      if (!port) return;
+      const p = { id: null, handled: 0, posted: 0, started: false };
+      const changed = () => {
+        if (p.id !== null) unsentPorts.add(p);
+        reportTraffic();
+      };
+      countPort(port, () => {
+        p.posted += 1;
+        changed();
+      }, () => {
+        if (p.started) return;
+        p.started = true;
+        if (p.id === null) portsWaiting += 1;
+        reportTraffic();
+      });
+      port.addEventListener('message', (m) => {
+        const data = m.data;
+        if (p.id === null && data && typeof data.__pagereelPortId === 'string') {
+          p.id = data.__pagereelPortId;
+          if (p.started) portsWaiting -= 1;
+          p.started = true;  // (A message came: the port is started, however it was.)
+          m.stopImmediatePropagation();
+          changed();
+          return;
+        }
+        p.handled += 1;
+        changed();
+      });
+    }, true);
   }
 
   // OffscreenCanvases the page handed over (page_script.js keeps their elements): their
