@@ -48,7 +48,7 @@ std::vector<Window> ToneWindows(const testing::DecodedAudio& audio) {
   for (int64_t start = 0; start + kWindow <= audio.length(); start += kWindow) {
     double i_sum = 0, q_sum = 0;
     for (int64_t i = start; i < start + kWindow; ++i) {
-      const double x = audio.samples[static_cast<size_t>(i * audio.channels)];
+      const double x = static_cast<double>(audio.samples[static_cast<size_t>(i * audio.channels)]);
       const double angle = 2 * std::numbers::pi * kToneHz * static_cast<double>(i) / encode::kSoundRate;
       i_sum += x * std::cos(angle);
       q_sum += x * std::sin(angle);
