@@ -177,6 +177,19 @@ class OutputsTest : public ::testing::Test {
     EXPECT_GT(p[2], 160) << "blue background in " << file;
   }
 
+  // The program's sound reached the receiver too: AAC at 48 kHz, as long as the `frames`
+  // pictures it got (25 fps) within a frame, plus the 1,024 samples of priming and the
+  // padded last packet that AAC in MPEG-TS carries (no container field hides them).
+  void ExpectSoundAsLongAsPictures(const fs::path& file, int64_t frames) {
+    auto audio = testing::DecodeAudio(file.string());
+    ASSERT_TRUE(audio.ok()) << file << ": " << audio.status().ToString();
+    EXPECT_EQ(audio->codec, "aac") << file;
+    EXPECT_EQ(audio->sample_rate, 48000) << file;
+    EXPECT_NEAR(static_cast<double>(audio->length()), static_cast<double>(frames * 1920),
+                static_cast<double>(1920 + 2048))
+        << file;
+  }
+
   testing::ScratchDir scratch_{"live-outputs"};
 };
 
@@ -210,6 +223,7 @@ TEST_F(OutputsTest, SrtCallerReachesAnFfmpegListener) {
   auto received = testing::DecodeVideo(got.string(), false);
   ASSERT_TRUE(received.ok());
   EXPECT_GE(static_cast<int64_t>(received->pts_seconds.size()) + 1, status.outputs[0].frames);
+  ExpectSoundAsLongAsPictures(got, static_cast<int64_t>(received->pts_seconds.size()));
 }
 
 TEST_F(OutputsTest, AnSrtListenerServesAnFfmpegCaller) {
