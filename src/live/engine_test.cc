@@ -471,6 +471,11 @@ TEST_F(EngineTest, AClipOnAirAdvancesOneFramePerTick) {
   std::ofstream(page) << "<body style='margin:0;background:black'><video src=clip.mp4 autoplay "
                          "muted style='width:320px;height:180px;display:block'></video></body>";
   ShowSpec show = OneSourceShow("file://" + page.string(), scratch_.path());
+  // Pictures only (the clip is silent): no sound server and no audio stream in the browser.
+  // With them, beside another test's renders, one run had 50 of 88 new pictures in step
+  // (the clip a frame ahead: its picture drawn late); alone and beside two CPU hogs, 6 of 6
+  // passed either way.
+  show.sound.enabled = false;
   auto engine = Engine::Start(show);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE((*engine)->Run(100, nullptr).ok());
