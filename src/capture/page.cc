@@ -140,18 +140,6 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     int64_t order = 0;       // Workers advance in the order they started.
     int64_t ports_waiting = 0;  // Shared: ports it started whose id has not come yet.
   };
-  // A MessagePort between a document and a shared worker, by the id the document gave it:
-  // sent and received as the document counts them (shared_port_script.js), handled and
-  // posted as the worker does (worker_script.js).
-  struct Port {
-    int64_t context = -1;  // The document's, once it has said.
-    std::string worker;    // The worker's session, once it has said.
-    int64_t sent = 0;
-    int64_t received = 0;
-    bool page_started = false;  // The document's end delivers messages.
-    int64_t handled = 0;
-    int64_t posted = 0;
-  };
   // Messages between a document and one of its dedicated workers (page_script.js): sent
   // and received as the document counts them, handled and posted as the worker does.
   struct Traffic {
@@ -159,6 +147,16 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     int64_t received = 0;
     int64_t handled = 0;
     int64_t posted = 0;
+  };
+  // A MessagePort between a document and a shared worker, by the id the document gave it:
+  // its counts as for a dedicated worker's messages, sent and received as the document
+  // counts them (shared_port_script.js), handled and posted as the worker does
+  // (worker_script.js).
+  struct Port {
+    int64_t context = -1;  // The document's, once it has said.
+    std::string worker;    // The worker's session, once it has said.
+    bool page_started = false;  // The document's end delivers messages.
+    Traffic counts;
   };
 
   Shared(int64_t epoch, int64_t lead) : epoch_ms(epoch), lead_ms(lead) {}
@@ -239,8 +237,8 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     }
     for (const auto& [id, port] : ports) {
       if (port.context < 0 || port.worker.empty()) continue;
-      if (port.handled < port.sent) return false;
-      if (port.page_started && port.received < port.posted) return false;
+      if (port.counts.handled < port.counts.sent) return false;
+      if (port.page_started && port.counts.received < port.counts.posted) return false;
     }
     return true;
   }
@@ -409,14 +407,14 @@ void Page::Shared::OnPortSignal(const std::string& payload, int64_t context,
   } else if (parts.size() == 6 && parts[1] == "page" && context >= 0) {
     Port& port = ports[parts[2]];
     port.context = context;
-    port.sent = std::atoll(parts[3].c_str());
-    port.received = std::atoll(parts[4].c_str());
+    port.counts.sent = std::atoll(parts[3].c_str());
+    port.counts.received = std::atoll(parts[4].c_str());
     port.page_started = parts[5] == "1";
   } else if (parts.size() == 5 && parts[1] == "worker" && workers.count(worker)) {
     Port& port = ports[parts[2]];
     port.worker = worker;
-    port.handled = std::atoll(parts[3].c_str());
-    port.posted = std::atoll(parts[4].c_str());
+    port.counts.handled = std::atoll(parts[3].c_str());
+    port.counts.posted = std::atoll(parts[4].c_str());
   }
   cv.SignalAll();
 }
