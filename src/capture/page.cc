@@ -1272,8 +1272,9 @@ Status Page::SyncVideos() {
                                        {"returnByValue", true},
                                        {"contextId", context}}));
     if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
-      return DeadlineExceededError("the page " + name_ + " did not show its videos " + Where() +
-                                   ": seeking a video to the frame's time took longer than " +
+      return DeadlineExceededError("the page " + name_ + " did not bring its videos and Web Audio " +
+                                   "to the frame's time " + Where() + ": seeking a video or "
+                                   "rendering an AudioContext took longer than " +
                                    SecondsText(options_.timeout));
     }
     if (!reply.ok() || cdp::Has(*reply, {"result", "exceptionDetails"})) {
