@@ -190,6 +190,9 @@ class Page {
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
   Status SendBeginFrame(const std::string& params, EncodedFrame* screenshot, int64_t index);
+  // Reads the frame just drawn back with a second beginFrame at the same instant.
+  Status ReadBack(const std::string& params, EncodedFrame* screenshot, int64_t index);
+  bool HasVideos() const;
   // The page's count of animation frames once it reaches `expected` (or after a wait,
   // whatever it is), and the film time of the last.
   struct TickReport {

@@ -799,7 +799,7 @@
       });
       audioStates.set(ctx, s);
       audioContexts.push(s);
-      signal('video');  // The engine calls syncVideos() in this document from now on.
+      signal('audio');  // The engine calls syncVideos() in this document from now on.
       // As Chromium's (with autoplay allowed): running at once, and a statechange after.
       Promise.resolve().then(() => ctx.dispatchEvent(new Event('statechange')));
       return ctx;
