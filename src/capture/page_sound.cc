@@ -1,8 +1,7 @@
 #include "capture/page_sound.h"
 
-#include <cstdio>
-
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
