@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,11 +12,10 @@
 
 #include "audio/test_sounds.h"
 #include "encode/sound.h"
-#include "serve/server.h"
+#include "serve/clip_test_service.h"
 #include "testing/http_client.h"
 #include "testing/http_server.h"
 #include "testing/media.h"
-#include "testing/scratch_dir.h"
 
 namespace pagereel::serve {
 namespace {
@@ -34,8 +32,10 @@ constexpr int64_t kFrames = 60;  // 2 s at 30 fps.
 // (144 KB and 576 KB), big.wav (2.1 MB) does not.
 constexpr int64_t kMediaCap = int64_t{1} << 20;
 
-class ServeClipSoundTest : public ::testing::Test {
+class ServeClipSoundTest : public ClipServiceTest {
  protected:
+  ServeClipSoundTest() : ClipServiceTest("serve-clip-sound") {}
+
   void SetUp() override {
     testing::HttpServer::Response wav;
     wav.content_type = "audio/wav";
@@ -50,6 +50,13 @@ class ServeClipSoundTest : public ::testing::Test {
     pages_.Serve("/big.wav", wav);
     pages_.Serve("/clicks.html", std::string(test_sounds::kClicksPage));
     pages_.Serve("/silent.html", std::string(test_sounds::kSilentPage));
+    // Web Audio: an oscillator from 0.25 s to 0.35 s, scheduled ahead at frame 0.
+    pages_.Serve("/web-audio.html",
+                 "<!doctype html><body><script>const ctx = new AudioContext();"
+                 "requestAnimationFrame(() => { const osc = ctx.createOscillator();"
+                 "  osc.connect(ctx.destination);"
+                 "  osc.start(ctx.currentTime + 0.25); osc.stop(ctx.currentTime + 0.35); });"
+                 "</script></body>");
     // At frame 0: clicks from an address the service's egress policy refuses, clicks from a
     // local file, and media over the service's cap; beside the tone, which is in the clip.
     pages_.Serve("/left-out.html",
@@ -61,21 +68,9 @@ class ServeClipSoundTest : public ::testing::Test {
                  "  new Audio('big.wav').play();"
                  "});</script></body>");
 
-    ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.pool.browsers = 1;
-    options.pool.per_browser = 2;
-    options.work_dir = (scratch_.path() / "work").string();
-    options.allow = {pages_.Origin()};  // Not refused_'s.
-    options.limits.max_clip_media_bytes = kMediaCap;
-    options.log = [this](const std::string& line) {
-      std::lock_guard lock(log_mu_);
-      logs_.push_back(json::parse(line));
-    };
-    Result<std::unique_ptr<Server>> server = Server::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    port_ = server_->port();
+    Limits limits;
+    limits.max_clip_media_bytes = kMediaCap;
+    StartService(limits);
   }
 
   Reply Clip(const std::string& page, const std::string& more = "") {
@@ -90,28 +85,24 @@ class ServeClipSoundTest : public ::testing::Test {
   }
 
   json LastLog() {
-    std::lock_guard lock(log_mu_);
-    return logs_.empty() ? json() : logs_.back();
+    std::vector<json> logs = Logs();
+    return logs.empty() ? json() : logs.back();
   }
 
-  testing::ScratchDir scratch_{"serve-clip-sound"};
-  testing::HttpServer pages_;
   testing::HttpServer refused_;  // Loopback, not opened to the pages.
   std::filesystem::path local_wav_;
-  std::unique_ptr<Server> server_;
-  uint16_t port_ = 0;
-  std::mutex log_mu_;
-  std::vector<json> logs_;
 };
 
 TEST_F(ServeClipSoundTest, AClipCarriesThePagesSoundOnItsFilmTime) {
   struct Case {
     const char* format;
     const char* codec;
+    const char* more;
   };
-  for (const Case& c : {Case{"mp4", "aac"}, Case{"webm", "opus"}}) {
+  // The WebM clip keeps its transparency through the join that adds the sound.
+  for (const Case& c : {Case{"mp4", "aac", ""}, Case{"webm", "opus", "&transparent=true"}}) {
     SCOPED_TRACE(c.format);
-    Reply reply = Clip("/clicks.html", std::string("&format=") + c.format);
+    Reply reply = Clip("/clicks.html", std::string("&format=") + c.format + c.more);
     ASSERT_EQ(reply.status, 200) << reply.body << reply.error;
     const std::string path = Save(reply, std::string("clicks.") + c.format);
     Result<testing::DecodedAudio> sound = testing::DecodeAudio(path);
@@ -122,14 +113,18 @@ TEST_F(ServeClipSoundTest, AClipCarriesThePagesSoundOnItsFilmTime) {
     // As long as the pictures: the samples of 60 frames at 30 fps. MP4 states it in its
     // edit list (FFmpeg hands out the last AAC frame whole); WebM decodes to it.
     const int64_t samples = encode::SoundSamples(kFrames, Rational{30, 1});
-    if (std::string(c.format) == "mp4") {
+    const bool mp4 = std::string(c.format) == "mp4";
+    if (mp4) {
       EXPECT_EQ(sound->stated_samples, samples);
+      // Still faststart: its index before its media, for players that stream it.
+      EXPECT_LT(reply.body.find("moov"), reply.body.find("mdat"));
     } else {
       EXPECT_EQ(sound->length(), samples);
     }
-    Result<testing::DecodedVideo> video = testing::DecodeVideo(path, false);
+    Result<testing::DecodedVideo> video = testing::DecodeVideo(path);
     ASSERT_TRUE(video.ok()) << video.status().ToString();
     EXPECT_EQ(video->pts_seconds.size(), static_cast<size_t>(kFrames));
+    EXPECT_EQ(video->has_alpha, !mp4);
     // Every click within 1 ms of its film time.
     std::vector<int64_t> onsets = test_sounds::Onsets(sound->samples, sound->channels);
     ASSERT_EQ(onsets.size(), test_sounds::kClicks.size());
@@ -149,6 +144,18 @@ TEST_F(ServeClipSoundTest, AClipCarriesThePagesSoundOnItsFilmTime) {
     EXPECT_EQ(LastLog().value("sounds", json::array()).size(), 2u) << LastLog().dump();
   }
   EXPECT_TRUE(std::filesystem::is_empty(scratch_.path() / "work")) << "a clip's media was left";
+}
+
+// Web Audio is in clips as in films: the AudioContext stand-in is on by default.
+TEST_F(ServeClipSoundTest, WebAudioIsInTheClip) {
+  Reply reply = Clip("/web-audio.html");
+  ASSERT_EQ(reply.status, 200) << reply.body << reply.error;
+  EXPECT_EQ(reply.Headers("Pagereel-Sounds-Mixed"), std::vector<std::string>{"1"});
+  Result<testing::DecodedAudio> sound = testing::DecodeAudio(Save(reply, "web-audio.mp4"));
+  ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+  EXPECT_LT(test_sounds::Peak(sound->samples, sound->channels, 0, kRate / 5), 0.01);
+  EXPECT_GT(test_sounds::Peak(sound->samples, sound->channels, kRate / 4 + 480, kRate * 7 / 20 - 480), 0.5);
+  EXPECT_LT(test_sounds::Peak(sound->samples, sound->channels, kRate * 2 / 5, kRate), 0.01);
 }
 
 TEST_F(ServeClipSoundTest, AudioFalseOrAPageWithoutSoundGivesNoAudioStream) {
