@@ -44,6 +44,12 @@ int RunServe(const ServeRequest& request) {
   if (request.max_body_kb < 1 || request.max_body_kb > 1024 * 1024) return Usage("--max-body-kb must be from 1 to 1048576");
   if (request.max_pdf_pages < 1 || request.max_pdf_pages > 100000) return Usage("--max-pdf-pages must be from 1 to 100000");
   if (request.max_clip_frames < 1 || request.max_clip_frames > 100000) return Usage("--max-clip-frames must be from 1 to 100000");
+  // A clip's sound is mixed from memory: 0 would leave every sound out (audio=false does
+  // that per request), and a clip has at most 60 s of sound to play.
+  if (request.max_clip_media_mb < 1 || request.max_clip_media_mb > 1024) {
+    return Usage("--max-clip-media-mb must be from 1 to 1024, not " +
+                 std::to_string(request.max_clip_media_mb));
+  }
   if (request.recycle_after < 0) return Usage("--recycle-after must be 0 (never) or more");
   if (request.browser_memory_mb < 0) return Usage("--browser-memory-mb must be 0 (no limit) or more");
   // Below 64 MiB no page's renderer would start a capture; above 1 TiB is no limit.
@@ -75,6 +81,7 @@ int RunServe(const ServeRequest& request) {
   options.limits.max_body_bytes = static_cast<size_t>(request.max_body_kb) * 1024;
   options.limits.max_pdf_pages = request.max_pdf_pages;
   options.limits.max_clip_frames = request.max_clip_frames;
+  options.limits.max_clip_media_bytes = request.max_clip_media_mb << 20;
   options.work_dir = request.work_dir;
   options.token = request.token;
   options.allow = request.allow;

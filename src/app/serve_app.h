@@ -24,6 +24,7 @@ struct ServeRequest {
   int64_t max_body_kb = 2048;
   int max_pdf_pages = 100;
   int64_t max_clip_frames = 300;
+  int64_t max_clip_media_mb = 64;  // The media one clip's sounds may fetch, in all.
   std::string work_dir;  // Empty: a new folder under $TMPDIR.
   double grace_seconds = 10;
   std::string token;

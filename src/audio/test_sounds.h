@@ -112,6 +112,31 @@ inline float Peak(const std::vector<float>& samples, int channels, int64_t from,
   return peak;
 }
 
+// What the sound tests of films (render/sound_render_test.cc) and of clips
+// (serve/clip_test.cc) serve: a page that starts clicks.wav from a timer and autoplays a
+// quiet tone.wav, a page without sound, and the two WAVs.
+//
+// Media times of the clicks in clicks.wav, in samples at 48 kHz (0.1, 0.35, 0.8 s); the
+// page starts it at film time 0.5 s (kClicksStart).
+inline const std::vector<int64_t> kClicks = {4800, 16800, 38400};
+inline constexpr int64_t kClicksStart = 24000;
+
+inline constexpr char kClicksPage[] = R"(<!doctype html>
+<body style="background:#123">
+<audio id="tone" autoplay src="tone.wav"></audio>
+<script>
+  // At frame 0, a timer for 500 ms: the clicks start then, from a detached element.
+  requestAnimationFrame(() => setTimeout(() => new Audio('clicks.wav').play(), 500));
+</script>
+</body>)";
+
+inline constexpr char kSilentPage[] = R"(<!doctype html><body style="background:#321"></body>)";
+
+// clicks.wav: 1.5 s, mono, 48 kHz, a click at each of kClicks.
+inline std::string ClicksWav() { return Wav(ClickTrack(48000, 1, 1.5, kClicks), 1, 48000); }
+// tone.wav: 3 s of a 440 Hz sine at 0.05 (under Onsets' threshold), stereo, 48 kHz.
+inline std::string ToneWav() { return Wav(Tone(48000, 2, 3, 0.05f), 2, 48000); }
+
 }  // namespace pagereel::audio::test_sounds
 
 #endif  // PAGEREEL_AUDIO_TEST_SOUNDS_H_

@@ -1496,10 +1496,22 @@ Result<audio::Timeline> Page::Sound(const audio::MediaStore& media) {
                            "can fetch; record the speech to a file and play that";
       continue;
     }
-    Result<std::string> bytes = FetchMedia(*session_, frame_id, url);
+    const int64_t cap = options_.max_media_bytes;
+    Result<std::string> bytes =
+        cap > 0 && media_bytes_ >= cap
+            ? Result<std::string>(ResourceExhaustedError("nothing is left"))
+            : FetchMedia(*session_, frame_id, url,
+                         cap > 0 ? std::min(cap - media_bytes_, kMaxMediaBytes) : kMaxMediaBytes);
+    if (cap > 0 && bytes.status().code() == StatusCode::kResourceExhausted) {
+      media_.failed[url] = "could not fetch " + url + ": the page's media would pass " +
+                           MiBText(cap) + ", the most this capture fetches for its sound (" +
+                           MiBText(media_bytes_) + " before it)";
+      continue;
+    }
     Result<std::string> stored = bytes.ok() ? media.Put(*bytes) : Result<std::string>(bytes.status());
     if (stored.ok()) {
       media_.sha256[url] = *stored;
+      media_bytes_ += static_cast<int64_t>(bytes->size());
     } else if (url.starts_with("blob:")) {
       media_.failed[url] = "a blob: URL (an MSE player's MediaSource, or a Blob the page made) "
                            "cannot be fetched from outside the page (" +

@@ -90,6 +90,11 @@ struct PageOptions {
   // (serve, whose browsers hold many captures) leaves them on the browser's own clocks.
   enum class SharedWorkers { kLeave, kAttach };
   SharedWorkers shared_workers = SharedWorkers::kLeave;
+  // The most bytes the media of the page's sounds may have in all (Sound() fetches each URL
+  // once, through the page's context): a sound whose media would pass it is left out,
+  // named. 0: no total, each sound's media up to kMaxMediaBytes (render, whose media waits
+  // on disk). Serve's clips set it: their sound is mixed from memory, per request.
+  int64_t max_media_bytes = 0;
 };
 
 // Something the page reported that the user should hear about: an uncaught exception, a
@@ -235,6 +240,7 @@ class Page {
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool jumped_ = false;
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
+  int64_t media_bytes_ = 0;  // Their bytes, in all (PageOptions::max_media_bytes).
   WebAudioTrack web_audio_;  // What its AudioContexts rendered so far (Sound()).
   std::shared_ptr<Shared> shared_;
 };

@@ -1,6 +1,7 @@
 #include "capture/page_sound.h"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -33,6 +34,16 @@ Result<audio::SpanEnd> EndNamed(const std::string& name) {
 }
 
 }  // namespace
+
+std::string MiBText(int64_t bytes) {
+  char text[32];
+  if (bytes % (1 << 20) == 0) {
+    std::snprintf(text, sizeof text, "%lld MiB", static_cast<long long>(bytes >> 20));
+  } else {
+    std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  }
+  return text;
+}
 
 Rational FilmTimeOfMs(double ms, Rational fps) {
   if (!(ms > 0)) return Rational{0, 1};
@@ -140,16 +151,19 @@ Result<audio::Timeline> SoundTimeline(const std::vector<std::string>& messages, 
 }
 
 Result<std::string> FetchMedia(PageSession& session, const std::string& frame_id,
-                               const std::string& url) {
+                               const std::string& url, int64_t max_bytes) {
   auto failed = [&](const std::string& why) {
     return UnavailableError("could not fetch " + url + ": " + why);
   };
-  PR_ASSIGN_OR_RETURN(
-      cdp::Message reply,
+  Result<cdp::Message> called =
       session.Call("Network.loadNetworkResource",
                    Dump({{"frameId", frame_id},
                          {"url", url},
-                         {"options", {{"disableCache", false}, {"includeCredentials", true}}}})));
+                         {"options", {{"disableCache", false}, {"includeCredentials", true}}}}));
+  // The browser refuses some URLs outright: file: from a page that is not a file ("Unsupported
+  // URL scheme", measured on headless-shell 156), as it keeps such pages from local files.
+  if (!called.ok()) return failed(std::string(called.status().message()));
+  const cdp::Message& reply = *called;
   Result<bool> success = cdp::GetBool(reply, {"result", "resource", "success"});
   if (!success.ok() || !*success) {
     Result<std::string> error = cdp::GetString(reply, {"result", "resource", "netErrorName"});
@@ -188,8 +202,9 @@ Result<std::string> FetchMedia(PageSession& session, const std::string& frame_id
     } else if (Result<std::string> text = cdp::GetString(*chunk, {"result", "data"}); text.ok()) {
       bytes.append(*text);
     }
-    if (static_cast<int64_t>(bytes.size()) > kMaxMediaBytes) {
-      status = failed("it is larger than " + std::to_string(kMaxMediaBytes >> 20) + " MiB");
+    if (static_cast<int64_t>(bytes.size()) > max_bytes) {
+      status = ResourceExhaustedError("could not fetch " + url + ": it is larger than " +
+                                      MiBText(max_bytes));
       break;
     }
     Result<bool> eof = cdp::GetBool(*chunk, {"result", "eof"});

@@ -23,6 +23,9 @@ class PageSession;
 // The most bytes one sound's media may have (a film's sound is made from memory).
 inline constexpr int64_t kMaxMediaBytes = int64_t{1} << 30;
 
+// `bytes` for messages: "64 MiB", "1.5 MiB".
+std::string MiBText(int64_t bytes);
+
 // The film time of a page's time `ms` (film ms, as page_script.js reads it): a whole ms on
 // which a frame is presented (FrameTimeMillis) is that frame's exact time, so a sound
 // started on frame n starts on frame n's sample at any rate; any other time is itself (to
@@ -47,9 +50,10 @@ Result<audio::Timeline> SoundTimeline(const std::vector<std::string>& messages, 
                                       Rational until, const MediaFetched& media);
 
 // The bytes at `url`, loaded by the browser for frame `frame_id` as the page's own loads are
-// (its context's proxy and cookies), at most kMaxMediaBytes. Errors name the URL.
+// (its context's proxy and cookies), at most `max_bytes`. Errors name the URL; media over
+// `max_bytes` is kResourceExhausted (the reading stops at the first piece past it).
 Result<std::string> FetchMedia(PageSession& session, const std::string& frame_id,
-                               const std::string& url);
+                               const std::string& url, int64_t max_bytes = kMaxMediaBytes);
 
 }  // namespace pagereel::capture
 

@@ -55,6 +55,12 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "frames' worth of pixels).")
       ->envname("PAGEREEL_MAX_CLIP_FRAMES")
       ->capture_default_str();
+  cmd->add_option("--max-clip-media-mb", request->max_clip_media_mb,
+                  "Most media (MiB, in all) one MP4 or WebM clip fetches for its page's sound, "
+                  "through the egress policy; a sound whose media would pass it is left out of "
+                  "the clip and named in its answer.")
+      ->envname("PAGEREEL_MAX_CLIP_MEDIA_MB")
+      ->capture_default_str();
   cmd->add_option("--work-dir", request->work_dir,
                   "Folder for GIFs and clips while they are made (default: a new folder in "
                   "$TMPDIR, removed on exit).")
@@ -101,7 +107,7 @@ void AddServeCommand(CLI::App& root, Action& run) {
                   "chrome-headless-shell binary (default: $PAGEREEL_BROWSER or "
                   "/usr/lib/chromium/chromium-headless-shell).");
   cmd->footer(
-      "Routes: GET|POST /v1/screenshot, /v1/pdf, /v1/gif, /v1/clip (MP4, WebM); GET "
+      "Routes: GET|POST /v1/screenshot, /v1/pdf, /v1/gif, /v1/clip (MP4, WebM, with the page's sound); GET "
       "/healthz, /readyz, /metrics (Prometheus), /v1/status. docs/serve.md lists every "
       "parameter.\n\n"
       "Examples:\n"

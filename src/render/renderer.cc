@@ -11,6 +11,7 @@
 
 #include "audio/media_store.h"
 #include "audio/mixer.h"
+#include "audio/summary.h"
 #include "audio/timeline.h"
 #include "base/bounded_queue.h"
 #include "base/mutex.h"
@@ -906,26 +907,11 @@ Status RefuseLeftOutSounds(const FilmSoundMix& mix, const SoundOptions& options,
                            const std::string& work_path, const std::string& output) {
   if (options.left_out != LeftOutSounds::kFail || mix.left_out.empty()) return Status::Ok();
   const size_t n = mix.left_out.size();
-  std::string listed;
-  for (size_t i = 0; i < n && i < 3; ++i) listed += (i ? "; " : "") + mix.left_out[i];
-  if (n > 3) listed += "; and " + std::to_string(n - 3) + " more";
   return FailedPreconditionError(
       std::to_string(n) + (n == 1 ? " sound" : " sounds") + " would be left out of " + output +
-      " (--strict): " + listed + ". Nothing was written; the finished segments are kept in " +
+      " (--strict): " + audio::ListText(mix.left_out, 3) + ". Nothing was written; the finished segments are kept in " +
       work_path + ": `pagereel concat " + work_path + " -o " + output +
       "` writes the film without them (--no-audio: without any sound)");
-}
-
-// Where a sound left out would have been heard: "frame 45 (1.500 s)".
-std::string FrameText(Rational at, Rational fps) {
-  const auto frame = static_cast<int64_t>(__int128{at.num} * fps.num / (__int128{at.den} * fps.den));
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.3f", at.ToDouble());
-  return "frame " + std::to_string(frame) + " (" + seconds + " s)";
-}
-
-std::string LeftOutText(const audio::LeftOut& l, Rational fps) {
-  return l.source + " at " + FrameText(l.at, fps) + ": " + l.reason;
 }
 
 Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment>& plan,
@@ -965,11 +951,11 @@ Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment
   }
   const audio::Timeline& film = *merged;
   const Rational fps = work_dir.film().fps;
-  for (const audio::LeftOut& l : film.left_out) mix.left_out.push_back(LeftOutText(l, fps));
+  for (const audio::LeftOut& l : film.left_out) mix.left_out.push_back(audio::LeftOutText(l, fps));
   if (film.empty()) return mix;
   if (!encode::DefaultSoundCodec(kind) && options.codec == encode::SoundCodec::kAuto) {
     for (const audio::Sound& s : film.sounds) {
-      mix.left_out.push_back(LeftOutText(
+      mix.left_out.push_back(audio::LeftOutText(
           {s.source, s.spans.front().start,
            "a " + std::string(encode::FilmKindName(kind)) + " film carries no sound"},
           fps));
@@ -981,11 +967,7 @@ Result<FilmSoundMix> MixSound(const WorkDir& work_dir, const std::vector<Segment
                       audio::Mixer::Open(film, audio::MediaStore(work_dir.MediaPath()),
                                          encode::SoundSamples(work_dir.film().frames,
                                                               work_dir.film().fps)));
-  for (const audio::Sound& s : film.sounds) {
-    // A Web Audio context's pieces of film time (capture/web_audio.h) are one sound to a user.
-    if (s.made && std::find(mix.sounds.begin(), mix.sounds.end(), s.source) != mix.sounds.end()) continue;
-    mix.sounds.push_back(s.source);
-  }
+  for (const audio::Heard& h : audio::SoundsHeard(film)) mix.sounds.push_back(h.source);
   return mix;
 }
 
@@ -1036,7 +1018,7 @@ Result<JoinStats> Join(const std::string& work_path, const std::string& output, 
     if (!mix.mixer) return;
     const std::vector<audio::Mixer::Problem>& heard = mix.mixer->problems();
     for (size_t i = mix.mixer_problems_seen; i < heard.size(); ++i) {
-      mix.left_out.push_back("at " + FrameText(heard[i].at, film.fps) + ": " + heard[i].text);
+      mix.left_out.push_back(audio::ProblemText(heard[i], film.fps));
     }
     mix.mixer_problems_seen = heard.size();
   };

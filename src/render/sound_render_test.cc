@@ -23,20 +23,8 @@ namespace fs = std::filesystem;
 
 constexpr int kRate = 48000;
 constexpr int64_t kFrames = 60;  // 2 s at 30 fps.
-// Media times of the clicks in clicks.wav, in samples at 48 kHz; the page starts it at 0.5 s.
-const std::vector<int64_t> kClicks = {4800, 16800, 38400};  // 0.1, 0.35, 0.8 s.
-constexpr int64_t kClicksStart = 24000;                     // Film time 0.5 s.
-
-constexpr char kPage[] = R"(<!doctype html>
-<body style="background:#123">
-<audio id="tone" autoplay src="tone.wav"></audio>
-<script>
-  // At frame 0, a timer for 500 ms: the clicks start then, from a detached element.
-  requestAnimationFrame(() => setTimeout(() => new Audio('clicks.wav').play(), 500));
-</script>
-</body>)";
-
-constexpr char kSilentPage[] = R"(<!doctype html><body style="background:#321"></body>)";
+using audio::test_sounds::kClicks;
+using audio::test_sounds::kClicksStart;
 
 // Sounds the film cannot carry, each started on a known frame (n counts animation frames:
 // frame n runs the callback that sees n): media that is not there (from the start), a MediaStream as
@@ -87,13 +75,13 @@ class SoundRenderTest : public ::testing::Test {
   void SetUp() override {
     testing::HttpServer::Response clicks;
     clicks.content_type = "audio/wav";
-    clicks.body = audio::test_sounds::Wav(audio::test_sounds::ClickTrack(kRate, 1, 1.5, kClicks), 1, kRate);
+    clicks.body = audio::test_sounds::ClicksWav();
     server_.Serve("/clicks.wav", clicks);
     testing::HttpServer::Response tone = clicks;
-    tone.body = audio::test_sounds::Wav(audio::test_sounds::Tone(kRate, 2, 3, 0.05f), 2, kRate);
+    tone.body = audio::test_sounds::ToneWav();
     server_.Serve("/tone.wav", tone);
-    server_.Serve("/page.html", std::string(kPage));
-    server_.Serve("/silent.html", std::string(kSilentPage));
+    server_.Serve("/page.html", std::string(audio::test_sounds::kClicksPage));
+    server_.Serve("/silent.html", std::string(audio::test_sounds::kSilentPage));
     server_.Serve("/left-out.html", std::string(kLeftOutPage));
     // Only the MediaStream of kLeftOutPage (no page errors: --strict fails on the sound alone).
     server_.Serve("/stream.html", audio::test_sounds::ReadFile(std::string(PAGEREEL_SOURCE_DIR) +

@@ -1,5 +1,7 @@
 #include "serve/answer.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "base/utf8.h"
@@ -56,6 +58,26 @@ Answer NoRouteAnswer(std::string_view path) {
   return ErrorAnswer(404, "no route " + shown +
                               "; the routes are /v1/screenshot, /v1/pdf, /v1/gif, /v1/clip, "
                               "/healthz, /readyz, /metrics and /v1/status");
+}
+
+std::string HeaderText(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= max_bytes) {
+      out.resize(max_bytes > 3 ? max_bytes - 3 : 0);
+      return out + "...";
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (c >= 0x80) {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace pagereel::serve

@@ -22,6 +22,11 @@ struct Answer {
 // The service's error answer: JSON {"error": what `status` means, "detail": `detail`}.
 Answer ErrorAnswer(int status, std::string_view detail);
 
+// `text` fit for the value of an HTTP header: control characters become spaces, bytes
+// outside ASCII are written %XX (a sound's source may be any URL or text a page spoke), and
+// it is cut to `max_bytes` ("..." ends a text cut short).
+std::string HeaderText(std::string_view text, size_t max_bytes = 300);
+
 // 404 for a path that is no route of the service, naming it (its first 100 bytes) and the
 // routes there are.
 Answer NoRouteAnswer(std::string_view path);

@@ -110,6 +110,21 @@ class Refusals {
   std::vector<std::string> list_ GUARDED_BY(mu_);
 };
 
+// What a clip's sound holds and leaves out, for its answer: the counts, and the first few
+// of each (the log line has them all).
+void AddSoundHeaders(const ClipReport& report,
+                     std::vector<std::pair<std::string, std::string>>& headers) {
+  constexpr size_t kNamed = 8;
+  headers.emplace_back("Pagereel-Sounds-Mixed", std::to_string(report.sounds.size()));
+  headers.emplace_back("Pagereel-Sounds-Left-Out", std::to_string(report.sounds_left_out.size()));
+  for (size_t i = 0; i < report.sounds.size() && i < kNamed; ++i) {
+    headers.emplace_back("Pagereel-Sound-Mixed", HeaderText(report.sounds[i]));
+  }
+  for (size_t i = 0; i < report.sounds_left_out.size() && i < kNamed; ++i) {
+    headers.emplace_back("Pagereel-Sound-Left-Out", HeaderText(report.sounds_left_out[i]));
+  }
+}
+
 }  // namespace
 
 CaptureJob::CaptureJob(CaptureServices& services, Route route, Clock::time_point started)
@@ -180,6 +195,7 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
   }
   page.context.proxy_server = (*channel)->Url();
   page.context.proxy_bypass_list = "<-loopback>";
+  std::vector<std::pair<std::string, std::string>> headers;  // Beyond Pagereel-Wait.
   auto succeed = [&](std::string bytes) {
     log["capture_total_ms"] = Ms(Clock::now() - start);
     if (std::vector<std::string> list = refusals->List(); !list.empty()) {
@@ -188,6 +204,7 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
     Answer a;
     a.content_type = request_.content_type;
     a.body = std::move(bytes);
+    a.headers = std::move(headers);
     // What ended the wait for the page, as the log line says it.
     if (log.contains("wait"))
       a.headers.emplace_back("Pagereel-Wait", log["wait"].get<std::string>());
@@ -227,7 +244,15 @@ void CaptureJob::Run(Clock::duration waited, const std::atomic<bool>& cancelled,
     log["load_ms"] = report.load.count();
     log["frames_ms"] = report.frames_time.count();
     log["encode_ms"] = report.encode.count();
+    if (report.sound_asked) {
+      log["sound_ms"] = report.sound.count();
+      log["sounds"] = report.sounds;
+      if (!report.sounds_left_out.empty()) log["sounds_left_out"] = report.sounds_left_out;
+      services_.metrics->ClipSound(film.ok() ? static_cast<int64_t>(report.sounds.size()) : 0,
+                                   static_cast<int64_t>(report.sounds_left_out.size()));
+    }
     if (!film.ok()) return fail_naming_refusals(film.status());
+    if (report.sound_asked) AddSoundHeaders(report, headers);
     return succeed(std::move(film).value());
   }
   Result<std::unique_ptr<capture::Snapshot>> snapshot =

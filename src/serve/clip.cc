@@ -1,10 +1,19 @@
 #include "serve/clip.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
+#include "audio/media_store.h"
+#include "audio/mixer.h"
+#include "audio/summary.h"
+#include "encode/concat.h"
 #include "encode/film_writer.h"
 
 namespace pagereel::serve {
@@ -65,6 +74,91 @@ Result<int64_t> FrameCount(const ClipOptions& clip, const capture::Page& page, i
   return std::max<int64_t>(frames, 1);
 }
 
+// A folder of its own in the scratch folder for one clip's sound (its media, the pictures
+// and the joined clip), removed with it.
+class SoundFolder {
+ public:
+  static Result<SoundFolder> Make(const std::filesystem::path& scratch_dir) {
+    std::string pattern = (scratch_dir / "sound-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return ErrnoError("making a folder for the clip's sound in " + scratch_dir.string(), errno);
+    }
+    return SoundFolder(pattern);
+  }
+  SoundFolder(SoundFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  SoundFolder& operator=(SoundFolder&& other) noexcept {
+    std::swap(path_, other.path_);
+    return *this;
+  }
+  ~SoundFolder() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit SoundFolder(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+// strict=true: a clip without some of its page's sound is not the clip that was asked for.
+Status RefuseLeftOut(const ClipOptions& clip, const std::vector<std::string>& left_out) {
+  if (clip.left_out != ClipOptions::LeftOut::kFail || left_out.empty()) return Status::Ok();
+  const size_t n = left_out.size();
+  return FailedPreconditionError(
+      std::to_string(n) + (n == 1 ? " sound" : " sounds") +
+      " would be left out of the clip (strict=true): " + audio::ListText(left_out, 3) +
+      ". Without strict=true the clip comes without them; with audio=false, without any sound");
+}
+
+// The clip `pictures` (the film without sound, `frames` frames) with `timeline`'s sound
+// mixed beside them, through `folder`; what was mixed and left out goes in `r`.
+Result<std::string> AddSound(std::string pictures, int64_t frames, const audio::Timeline& timeline,
+                             const audio::MediaStore& media, const ClipOptions& clip,
+                             const std::filesystem::path& folder, ClipReport& r) {
+  for (const audio::LeftOut& l : timeline.left_out) {
+    r.sounds_left_out.push_back(audio::LeftOutText(l, clip.fps));
+  }
+  PR_RETURN_IF_ERROR(RefuseLeftOut(clip, r.sounds_left_out));
+  if (timeline.empty()) return pictures;
+  PR_ASSIGN_OR_RETURN(std::unique_ptr<audio::Mixer> mixer,
+                      audio::Mixer::Open(timeline, media, encode::SoundSamples(frames, clip.fps)));
+  // Media that cannot be decoded is known once the mix is open; media damaged part way only
+  // once it is read, so strict=true checks both.
+  size_t problems_seen = 0;
+  auto mixer_problems = [&] {
+    const std::vector<audio::Mixer::Problem>& heard = mixer->problems();
+    for (; problems_seen < heard.size(); ++problems_seen) {
+      r.sounds_left_out.push_back(audio::ProblemText(heard[problems_seen], clip.fps));
+    }
+    return RefuseLeftOut(clip, r.sounds_left_out);
+  };
+  PR_RETURN_IF_ERROR(mixer_problems());
+  const char* extension = clip.format == ClipFormat::kWebm ? ".webm" : ".mp4";
+  const std::string silent = (folder / (std::string("pictures") + extension)).string();
+  const std::string joined = (folder / (std::string("clip") + extension)).string();
+  {
+    std::ofstream out(silent, std::ios::binary);
+    out.write(pictures.data(), static_cast<std::streamsize>(pictures.size()));
+    if (!out.flush()) return IoError("cannot write the clip's pictures into " + folder.string() + " (is the disk full?)");
+  }
+  pictures.clear();
+  encode::JoinOptions join;
+  join.kind = KindOf(clip.format);
+  join.fps = clip.fps;
+  join.sound = mixer.get();
+  join.sound_codec = encode::SoundCodec::kAuto;
+  PR_RETURN_IF_ERROR(encode::JoinSegments({encode::SegmentFile{silent, 0, frames}}, joined, join));
+  PR_RETURN_IF_ERROR(mixer_problems());
+  for (const audio::Heard& h : audio::SoundsHeard(timeline)) {
+    r.sounds.push_back(h.source + " from " + audio::FrameText(h.from, clip.fps));
+  }
+  std::ifstream in(joined, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad() || bytes.empty()) return IoError("cannot read the clip back from " + folder.string());
+  return bytes;
+}
+
 }  // namespace
 
 Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptions& page_options,
@@ -75,6 +169,8 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
   capture::PageOptions options = page_options;
   options.fps = clip.fps;
   options.alpha = clip.transparent;
+  options.max_media_bytes = clip.max_media_bytes;
+  r.sound_asked = clip.format != ClipFormat::kGif && clip.sound == ClipOptions::Sound::kIfAny;
 
   Clock::time_point load_start = Clock::now();
   PR_ASSIGN_OR_RETURN(std::unique_ptr<capture::Page> page, capture::Page::Open(browser, options));
@@ -111,11 +207,33 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
     r.encode += Since(encode_start);
     r.frames = i + 1;
   }
+  // What the page played, known now that its last frame has run; its media fetched through
+  // the page's own context.
+  std::optional<SoundFolder> folder;
+  std::optional<audio::Timeline> timeline;
+  if (r.sound_asked) {
+    Clock::time_point sound_start = Clock::now();
+    PR_ASSIGN_OR_RETURN(folder, SoundFolder::Make(scratch_dir));
+    PR_ASSIGN_OR_RETURN(timeline, page->Sound(audio::MediaStore((folder->path() / "media").string())));
+    r.sound += Since(sound_start);
+  }
   page.reset();  // The browser context goes before the (possibly long) GIF palette pass.
   Clock::time_point finish_start = Clock::now();
   PR_RETURN_IF_ERROR(writer->Finish());
   r.encode += Since(finish_start);
-  return writer->TakeBytes();
+  if (!timeline) return writer->TakeBytes();
+  if (Clock::now() >= deadline) {
+    return DeadlineExceededError("the clip was not finished in time: its " +
+                                 std::to_string(frames) +
+                                 " frames were made, its sound was not; ask for fewer frames, "
+                                 "a smaller size, audio=false or a longer timeout");
+  }
+  Clock::time_point sound_start = Clock::now();
+  Result<std::string> bytes = AddSound(writer->TakeBytes(), frames, *timeline,
+                                       audio::MediaStore((folder->path() / "media").string()),
+                                       clip, folder->path(), r);
+  r.sound += Since(sound_start);
+  return bytes;
 }
 
 }  // namespace pagereel::serve

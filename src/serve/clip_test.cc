@@ -7,14 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "serve/server.h"
+#include "serve/clip_test_service.h"
 #include "testing/http_client.h"
 #include "testing/http_server.h"
 #include "testing/media.h"
@@ -46,25 +45,14 @@ constexpr const char* kLateAnimation = R"html(<!doctype html>
 constexpr const char* kStill = R"html(<!doctype html>
 <body style="margin:0;background:rgb(0,160,0)"></body>)html";
 
-class ServeClipTest : public ::testing::Test {
+class ServeClipTest : public ClipServiceTest {
  protected:
+  ServeClipTest() : ClipServiceTest("serve-clip") {}
+
   void SetUp() override {
     pages_.Serve("/late", kLateAnimation);
     pages_.Serve("/still", kStill);
-    ServeOptions options;
-    options.listen = "127.0.0.1:0";
-    options.pool.browsers = 1;
-    options.pool.per_browser = 2;
-    options.work_dir = (scratch_.path() / "work").string();
-    options.allow = {"http://127.0.0.1:" + std::to_string(pages_.port())};
-    options.log = [this](const std::string& line) {
-      std::lock_guard lock(log_mu_);
-      logs_.push_back(json::parse(line));
-    };
-    Result<std::unique_ptr<Server>> server = Server::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    port_ = server_->port();
+    StartService();
   }
 
   // Writes an answer's body to a file and decodes it.
@@ -75,18 +63,6 @@ class ServeClipTest : public ::testing::Test {
     EXPECT_TRUE(video.ok()) << video.status().ToString();
     return video.ok() ? *video : testing::DecodedVideo{};
   }
-
-  std::vector<json> Logs() {
-    std::lock_guard lock(log_mu_);
-    return logs_;
-  }
-
-  testing::ScratchDir scratch_{"serve-clip"};
-  testing::HttpServer pages_;
-  std::unique_ptr<Server> server_;
-  uint16_t port_ = 0;
-  std::mutex log_mu_;
-  std::vector<json> logs_;
 };
 
 // Red, green and blue of pixel (x, y) of a decoded frame.

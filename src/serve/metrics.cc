@@ -52,6 +52,13 @@ void Metrics::ScreenshotRetried() {
   ++screenshot_retries_;
 }
 
+void Metrics::ClipSound(int64_t mixed, int64_t left_out) {
+  MutexLock lock(&mu_);
+  if (mixed > 0) ++clips_with_sound_;
+  clip_sounds_mixed_ += mixed;
+  clip_sounds_left_out_ += left_out;
+}
+
 void Metrics::ConnectionRefused() {
   MutexLock lock(&mu_);
   ++connections_refused_;
@@ -92,6 +99,14 @@ std::string Metrics::Prometheus(const Gauges& g) const {
   p.Family("pagereel_screenshot_retries_total", "counter",
            "Screenshots Chromium never answered, taken again in a fresh context.");
   p.Sample("pagereel_screenshot_retries_total", {}, screenshot_retries_);
+  p.Family("pagereel_clips_with_sound_total", "counter",
+           "MP4 and WebM clips answered with an audio track.");
+  p.Sample("pagereel_clips_with_sound_total", {}, clips_with_sound_);
+  p.Family("pagereel_clip_sounds_total", "counter",
+           "Sounds of clips' pages: mixed into the clip, or left out (refused, missing, over "
+           "the media cap, undecodable, a MediaStream...).");
+  p.Sample("pagereel_clip_sounds_total", {{"outcome", "mixed"}}, clip_sounds_mixed_);
+  p.Sample("pagereel_clip_sounds_total", {{"outcome", "left_out"}}, clip_sounds_left_out_);
   p.Family("pagereel_connections", "gauge", "Client connections open.");
   p.Sample("pagereel_connections", {}, g.connections);
   p.Family("pagereel_connections_refused_total", "counter",
@@ -150,6 +165,10 @@ std::string Metrics::Json(const Gauges& g) const {
       {"refused", refused_},
       {"egress_refused", egress_refused_},
       {"screenshot_retries", screenshot_retries_},
+      {"clip_sounds",
+       {{"clips_with_sound", clips_with_sound_},
+        {"mixed", clip_sounds_mixed_},
+        {"left_out", clip_sounds_left_out_}}},
       {"connections",
        {{"open", g.connections},
         {"refused", connections_refused_},

@@ -69,6 +69,9 @@ class Metrics {
   void EgressRefused();
   // A screenshot Chromium never answered, taken again in a fresh context.
   void ScreenshotRetried();
+  // The sound of one MP4 or WebM clip that looked for it: the sounds mixed into its audio
+  // track (0: none, or the clip failed) and the sounds left out.
+  void ClipSound(int64_t mixed, int64_t left_out);
   // A client connection answered 503 and closed at once: the service had its most open.
   void ConnectionRefused();
   // accept() failed for want of descriptors or memory; the service waits before it tries again.
@@ -86,6 +89,9 @@ class Metrics {
   std::map<std::string, int64_t> refused_ GUARDED_BY(mu_);
   int64_t egress_refused_ GUARDED_BY(mu_) = 0;
   int64_t screenshot_retries_ GUARDED_BY(mu_) = 0;
+  int64_t clips_with_sound_ GUARDED_BY(mu_) = 0;
+  int64_t clip_sounds_mixed_ GUARDED_BY(mu_) = 0;
+  int64_t clip_sounds_left_out_ GUARDED_BY(mu_) = 0;
   int64_t connections_refused_ GUARDED_BY(mu_) = 0;
   int64_t accept_failures_ GUARDED_BY(mu_) = 0;
   Histogram http_lag_ GUARDED_BY(mu_){Histogram::kFineBounds};

@@ -564,6 +564,9 @@ Status ReadClip(Reader& in, const Limits& limits, CaptureRequest& request) {
     for (const char* name : {"quality", "transparent", "format"}) {
       if (in.Has(name)) return Bad(name, "does not apply to a GIF (see /v1/clip for MP4 and WebM)");
     }
+    for (const char* name : {"audio", "strict"}) {
+      if (in.Has(name)) return Bad(name, "does not apply to a GIF, which has no sound (see /v1/clip)");
+    }
   } else {
     std::string format = in.Has("format") ? in.Raw("format") : "mp4";
     if (format == "mp4") {
@@ -576,6 +579,12 @@ Status ReadClip(Reader& in, const Limits& limits, CaptureRequest& request) {
     }
     PR_ASSIGN_OR_RETURN(clip.quality, in.Int("quality", 90, 1, 100));
     PR_ASSIGN_OR_RETURN(clip.transparent, in.Bool("transparent", false));
+    PR_ASSIGN_OR_RETURN(bool audio, in.Bool("audio", true));
+    clip.sound = audio ? ClipOptions::Sound::kIfAny : ClipOptions::Sound::kNone;
+    PR_ASSIGN_OR_RETURN(bool strict, in.Bool("strict", false));
+    clip.left_out = strict ? ClipOptions::LeftOut::kFail : ClipOptions::LeftOut::kList;
+    if (strict && !audio) return Bad("strict", "needs the sound: audio=false leaves it all out");
+    clip.max_media_bytes = limits.max_clip_media_bytes;
     if (clip.transparent && clip.format != ClipFormat::kWebm) {
       return Bad("transparent", "needs format=webm (H.264 in MP4 has no alpha)");
     }

@@ -34,6 +34,9 @@ struct Limits {
   double max_clip_seconds = 60;
   int max_clip_fps = 60;
   int64_t max_clip_pixels = 1280LL * 720 * 150;
+  // The most bytes of media one clip's sounds may fetch in all; a sound whose media would
+  // pass it is left out of the clip, named (a clip's sound is mixed from memory).
+  int64_t max_clip_media_bytes = int64_t{64} << 20;
   std::chrono::milliseconds default_timeout{30'000};
   std::chrono::milliseconds max_timeout{120'000};
 };

@@ -63,6 +63,22 @@ TEST(CaptureRequestTest, GifAndClipDefaultsAndValues) {
   EXPECT_EQ(r->content_type, "video/webm");
   EXPECT_TRUE(r->clip.transparent);
   EXPECT_EQ(r->clip.frames, 7);
+  // The page's sound, listing what is left out, fetching at most the service's cap.
+  EXPECT_EQ(r->clip.sound, ClipOptions::Sound::kIfAny);
+  EXPECT_EQ(r->clip.left_out, ClipOptions::LeftOut::kList);
+  EXPECT_EQ(r->clip.max_media_bytes, Limits{}.max_clip_media_bytes);
+
+  r = Get(Route::kClip, "url=https://example.com&audio=false");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->clip.sound, ClipOptions::Sound::kNone);
+  r = Get(Route::kClip, "url=https://example.com&strict=true");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->clip.left_out, ClipOptions::LeftOut::kFail);
+  r = Get(Route::kClip, "url=https://example.com&strict=true&audio=false");
+  EXPECT_EQ(r.status().message(), "strict: needs the sound: audio=false leaves it all out");
+  r = Get(Route::kGif, "url=https://example.com&strict=false");
+  EXPECT_EQ(r.status().message(),
+            "strict: does not apply to a GIF, which has no sound (see /v1/clip)");
 }
 
 TEST(CaptureRequestTest, BodiesJsonFormAndHtml) {

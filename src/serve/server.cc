@@ -57,7 +57,7 @@ std::string NowIso() {
 http::Response ToResponse(Answer answer) {
   http::Response r{static_cast<beast::http::status>(answer.status), 11};
   r.set(beast::http::field::content_type, answer.content_type);
-  for (auto& [name, value] : answer.headers) r.set(name, value);
+  for (auto& [name, value] : answer.headers) r.insert(name, value);  // insert: a name may come more than once.
   r.body() = std::move(answer.body);
   return r;
 }

@@ -40,10 +40,21 @@ HttpReply Fetch(uint16_t port, http::verb method, const std::string& target, std
     reply.retry_after = std::string(response[http::field::retry_after]);
     reply.wait = std::string(response["Pagereel-Wait"]);
     reply.body = response.body();
+    for (const auto& field : response) {
+      reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
   } catch (const std::exception& e) {
     reply.error = e.what();
   }
   return reply;
+}
+
+std::vector<std::string> HttpReply::Headers(std::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : headers) {
+    if (beast::iequals(key, name)) out.push_back(value);
+  }
+  return out;
 }
 
 HttpReply Get(uint16_t port, const std::string& target) {

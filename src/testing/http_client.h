@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct HttpReply {
   std::string wait;  // pagereel serve's Pagereel-Wait: what ended the wait for the page.
   std::string body;
   std::string error;  // A transport failure (refused, reset); status is 0 then.
+  // Every header of the answer, in order, a name as often as it came.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // The values of every header called `name` (case-insensitive), in order.
+  std::vector<std::string> Headers(std::string_view name) const;
 };
 
 // `headers` are set last (they may replace Host, for instance).

@@ -34,6 +34,8 @@ expect_usage unknown-flag "--colour" --colour
 expect_usage renderer-memory-low "--renderer-memory-mb must be 0 (no limit) or from 64" --renderer-memory-mb 10
 expect_usage renderer-memory-word "--renderer-memory-mb" --renderer-memory-mb lots
 "$bin" serve --help 2>&1 | grep -qF -- "--renderer-memory-mb" || fail "help: no --renderer-memory-mb"
+expect_usage clip-media-zero "--max-clip-media-mb must be from 1 to 1024, not 0" --max-clip-media-mb 0
+"$bin" serve --help 2>&1 | grep -qF -- "--max-clip-media-mb" || fail "help: no --max-clip-media-mb"
 PAGEREEL_QUEUE=-3 expect_usage env-queue "--queue must be"
 
 # A real start, configured from the environment, on a port the kernel picks.
