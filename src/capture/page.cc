@@ -54,6 +54,8 @@ constexpr int kScreenshotTries = 10;
 // Times a frame drawn without the page's animation frame is drawn again (each such redraw
 // is told: PageOptions::on_redrawn_frame).
 constexpr int kRedrawTries = 3;
+// How long a frame waits, at most, for a sought video's picture to reach its element.
+constexpr std::chrono::milliseconds kVideoPictureWait{1000};
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
 // Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
@@ -1320,8 +1322,33 @@ Status Page::SyncVideos() {
       // The document went away (or replaced pagereel's script); forget it.
       MutexLock lock(&shared_->mu);
       shared_->video_contexts.erase(context);
+      continue;
     }
+    PR_RETURN_IF_ERROR(AwaitVideoPictures(context, *reply));
   }
+  return Status::Ok();
+}
+
+// A seek has landed (seeked) but a video's picture can still be the one before it: the
+// decoded picture reaches the element on another thread. The page counts the videos whose
+// picture ends before their time (page_script.js, videosBehind); this asks again, a few
+// milliseconds apart, until none is. The picture normally arrives within milliseconds; a
+// video that never shows the frame its time names (timestamps the page script misreads)
+// would slow every frame, so after kVideoPictureWait once, the render stops waiting.
+Status Page::AwaitVideoPictures(int64_t context, const cdp::Message& synced) {
+  Result<double> behind = cdp::GetNumber(synced, {"result", "result", "value"});
+  if (!behind.ok() || *behind <= 0 || gave_up_on_video_pictures_) return Status::Ok();
+  const Clock::time_point deadline = Clock::now() + kVideoPictureWait;
+  while (Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    PR_ASSIGN_OR_RETURN(cdp::Message reply,
+                        Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.videosBehind()"},
+                                                       {"returnByValue", true},
+                                                       {"contextId", context}})));
+    behind = cdp::GetNumber(reply, {"result", "result", "value"});
+    if (!behind.ok() || *behind <= 0) return Status::Ok();
+  }
+  gave_up_on_video_pictures_ = true;
   return Status::Ok();
 }
 
