@@ -684,12 +684,24 @@
   // The recorder: passes its input on and posts what it heard, in blocks that end where
   // the engine asked the render to stop ('flush', in quanta of the context's time), so the
   // samples of a render are here when it ends.
+  //
+  // It counts the quanta it rendered itself (`frame`) rather than read the worklet's
+  // currentFrame: Chromium sets that after each quantum only if the audio graph's lock is
+  // free at that instant (BaseAudioContext::UpdateWorkletGlobalScopeOnRenderingThread
+  // takes it with TryLock), so it can stand a quantum behind. Read here, one that lagged
+  // in a render's last quantum kept that render's samples back, and the frame waited for
+  // them until the render failed (issue 16: the analyser test of
+  // render/web_audio_render_test.cc stalled so at frame 112 in 1 of 86 runs with three of
+  // it at once; counting, its recorder saw currentFrame lag in that very quantum in 2 of
+  // 81). It is made before the context renders, where currentFrame is 0 whatever the lock
+  // did, and runs in every quantum from then on (it is connected to the destination and
+  // never ends).
   const recorderModule = 'data:text/javascript;base64,' + btoa(`
     registerProcessor('pagereel-recorder', class extends AudioWorkletProcessor {
       static get parameterDescriptors() {
         return [{ name: 'flush', defaultValue: 0, minValue: 0, automationRate: 'k-rate' }];
       }
-      constructor() { super(); this.left = []; this.right = []; }
+      constructor() { super(); this.left = []; this.right = []; this.frame = currentFrame; }
       process(inputs, outputs, parameters) {
         const input = inputs[0];
         const left = new Float32Array(128);
@@ -701,13 +713,14 @@
         }
         this.left.push(left);
         this.right.push(right);
-        if (currentFrame + 128 >= parameters.flush[0] * 128) {
+        this.frame += 128;
+        if (this.frame >= parameters.flush[0] * 128) {
           const n = this.left.length * 128;
           const l = new Float32Array(n);
           const r = new Float32Array(n);
           this.left.forEach((block, i) => l.set(block, i * 128));
           this.right.forEach((block, i) => r.set(block, i * 128));
-          this.port.postMessage({ at: currentFrame + 128 - n, l, r }, [l.buffer, r.buffer]);
+          this.port.postMessage({ at: this.frame - n, l, r }, [l.buffer, r.buffer]);
           this.left = [];
           this.right = [];
         }
