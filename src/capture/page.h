@@ -151,7 +151,13 @@ class Page {
   // What the page did with sound from frame 0 to next_frame()'s time (audio/timeline.h),
   // the media its sounds play fetched through the page's own browser context into `media`
   // (once per URL; media that cannot be fetched leaves its sound out, in left_out).
-  Result<audio::Timeline> Sound(const audio::MediaStore& media);
+  //
+  // Its AudioContexts are rendered before each frame up to that frame's time, so the sound
+  // of the last frame run is rendered by the next. kFilmEnds: no frame follows, and they are
+  // first rendered to next_frame()'s time (with the graph as the page left it at its last
+  // frame); the page then runs no more frames. kMoreFrames: the next frame's run renders it.
+  enum class SoundEnd { kMoreFrames, kFilmEnds };
+  Result<audio::Timeline> Sound(const audio::MediaStore& media, SoundEnd end);
 
  private:
   struct Shared;  // State the DevTools reader thread writes (events).
@@ -185,7 +191,11 @@ class Page {
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
   Status AwaitWorkerPictures(int64_t pictures);
+  // Seeks the page's videos to the frame's time and renders its AudioContexts up to it.
   Status SyncVideos();
+  // Evaluates `expression` (a promise of why an AudioContext could not be rendered, ''
+  // when all were) in each document with videos or Web Audio, with the page's tasks running.
+  Status SyncDocuments(const std::string& expression);
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
@@ -234,6 +244,7 @@ class Page {
   int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool jumped_ = false;
+  bool film_ended_ = false;  // Sound(kFilmEnds) rendered its sound past its last frame.
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
   WebAudioTrack web_audio_;  // What its AudioContexts rendered so far (Sound()).
   std::shared_ptr<Shared> shared_;
