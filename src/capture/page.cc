@@ -1268,6 +1268,11 @@ Status Page::NavigatedAway(int64_t index) const {
 }
 
 Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
+  if (film_ended_) {
+    return InternalError("the page " + name_ + " was asked for frame " + std::to_string(index) +
+                         " after its film ended (its sound was rendered past its last frame); "
+                         "this is a fault in pagereel, please report it");
+  }
   PR_RETURN_IF_ERROR(session_->Check());
   {
     MutexLock lock(&shared_->mu);
@@ -1294,7 +1299,9 @@ Status Page::StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot) {
   return BeginFrame(frame_ms, draw, screenshot, index);
 }
 
-Status Page::SyncVideos() {
+Status Page::SyncVideos() { return SyncDocuments("window.__pagereel.syncVideos()"); }
+
+Status Page::SyncDocuments(const std::string& expression) {
   std::set<int64_t> contexts;
   {
     MutexLock lock(&shared_->mu);
@@ -1307,12 +1314,26 @@ Status Page::SyncVideos() {
       Call("Emulation.setVirtualTimePolicy", Dump({{"policy", "pauseIfNetworkFetchesPending"}}))
           .status());
   for (int64_t context : contexts) {
-    Result<cdp::Message> reply =
-        Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.syncVideos()"},
-                                       {"awaitPromise", true},
-                                       {"returnByValue", true},
-                                       {"contextId", context}}));
+    Result<cdp::Message> reply = Call("Runtime.evaluate", Dump({{"expression", expression},
+                                                                {"awaitPromise", true},
+                                                                {"returnByValue", true},
+                                                                {"contextId", context}}));
     if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
+      // The page names a render of an AudioContext still under way and what it waits for.
+      Result<cdp::Message> asked =
+          session_->Call("Runtime.evaluate",
+                         Dump({{"expression", "window.__pagereel.audioWaits()"},
+                               {"returnByValue", true},
+                               {"contextId", context}}),
+                         std::chrono::seconds(1));
+      Result<std::string> waits =
+          asked.ok() ? cdp::GetString(*asked, {"result", "result", "value"}) : asked.status();
+      if (waits.ok() && !waits->empty()) {
+        return DeadlineExceededError("the page " + name_ +
+                                     " did not bring its Web Audio to the frame's time " + Where() +
+                                     ": " + *waits + " after " + SecondsText(options_.timeout) +
+                                     "; this is a fault in pagereel, please report it");
+      }
       return DeadlineExceededError("the page " + name_ + " did not bring its videos and Web Audio " +
                                    "to the frame's time " + Where() + ": seeking a video or "
                                    "rendering an AudioContext took longer than " +
@@ -1323,6 +1344,15 @@ Status Page::SyncVideos() {
       MutexLock lock(&shared_->mu);
       shared_->video_contexts.erase(context);
       continue;
+    }
+    // Why an AudioContext could not be rendered to the frame's time ('' when all were):
+    // syncVideos() answers {fault, behind}, endAudio() the fault alone.
+    Result<std::string> fault = cdp::GetString(*reply, {"result", "result", "value"});
+    if (!fault.ok()) fault = cdp::GetString(*reply, {"result", "result", "value", "fault"});
+    if (fault.ok() && !fault->empty()) {
+      return InternalError("the page " + name_ + "'s Web Audio could not follow the film " +
+                           Where() + ": " + *fault +
+                           "; this is a fault in pagereel, please report it");
     }
     PR_RETURN_IF_ERROR(AwaitVideoPictures(context, *reply));
   }
@@ -1336,7 +1366,7 @@ Status Page::SyncVideos() {
 // video that never shows the frame its time names (timestamps the page script misreads)
 // would slow every frame, so after kVideoPictureWait once, the render stops waiting.
 Status Page::AwaitVideoPictures(int64_t context, const cdp::Message& synced) {
-  Result<double> behind = cdp::GetNumber(synced, {"result", "result", "value"});
+  Result<double> behind = cdp::GetNumber(synced, {"result", "result", "value", "behind"});
   if (!behind.ok() || *behind <= 0 || gave_up_on_video_pictures_) return Status::Ok();
   const Clock::time_point deadline = Clock::now() + kVideoPictureWait;
   while (Clock::now() < deadline) {
@@ -1482,7 +1512,15 @@ std::vector<PageMessage> Page::TakeMessages() {
   return out;
 }
 
-Result<audio::Timeline> Page::Sound(const audio::MediaStore& media) {
+Result<audio::Timeline> Page::Sound(const audio::MediaStore& media, SoundEnd end) {
+  if (end == SoundEnd::kFilmEnds && !film_ended_) {
+    // The last frame's sound: what the page's AudioContexts play from its time to the
+    // film's end, which a frame that is not drawn would otherwise have rendered.
+    film_ended_ = true;
+    PR_RETURN_IF_ERROR(SyncDocuments("window.__pagereel.endAudio(" +
+                                     std::to_string(FrameTimeMillis(next_frame_, options_.fps)) +
+                                     ")"));
+  }
   // A round trip behind every message the page sent in the frames it ran (the page's own
   // animation frame callbacks run after pagereel's report of the frame).
   PR_RETURN_IF_ERROR(Call("Runtime.evaluate", Dump({{"expression", "0"}})).status());

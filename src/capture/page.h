@@ -156,7 +156,13 @@ class Page {
   // What the page did with sound from frame 0 to next_frame()'s time (audio/timeline.h),
   // the media its sounds play fetched through the page's own browser context into `media`
   // (once per URL; media that cannot be fetched leaves its sound out, in left_out).
-  Result<audio::Timeline> Sound(const audio::MediaStore& media);
+  //
+  // Its AudioContexts are rendered before each frame up to that frame's time, so the sound
+  // of the last frame run is rendered by the next. kFilmEnds: no frame follows, and they are
+  // first rendered to next_frame()'s time (with the graph as the page left it at its last
+  // frame); the page then runs no more frames. kMoreFrames: the next frame's run renders it.
+  enum class SoundEnd { kMoreFrames, kFilmEnds };
+  Result<audio::Timeline> Sound(const audio::MediaStore& media, SoundEnd end);
 
  private:
   struct Shared;  // State the DevTools reader thread writes (events).
@@ -190,7 +196,11 @@ class Page {
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
   Status AwaitWorkerPictures(int64_t pictures);
+  // Seeks the page's videos to the frame's time and renders its AudioContexts up to it.
   Status SyncVideos();
+  // Evaluates `expression` (a promise of why an AudioContext could not be rendered, ''
+  // when all were) in each document with videos or Web Audio, with the page's tasks running.
+  Status SyncDocuments(const std::string& expression);
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
@@ -243,6 +253,7 @@ class Page {
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
   bool gave_up_on_video_pictures_ = false;  // See AwaitVideoPictures.
   bool jumped_ = false;
+  bool film_ended_ = false;  // Sound(kFilmEnds) rendered its sound past its last frame.
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
   int64_t media_bytes_ = 0;  // Their bytes, in all (PageOptions::max_media_bytes).
   WebAudioTrack web_audio_;  // What its AudioContexts rendered so far (Sound()).

@@ -711,12 +711,24 @@
   // The recorder: passes its input on and posts what it heard, in blocks that end where
   // the engine asked the render to stop ('flush', in quanta of the context's time), so the
   // samples of a render are here when it ends.
+  //
+  // It counts the quanta it rendered itself (`frame`) rather than read the worklet's
+  // currentFrame: Chromium sets that after each quantum only if the audio graph's lock is
+  // free at that instant (BaseAudioContext::UpdateWorkletGlobalScopeOnRenderingThread
+  // takes it with TryLock), so it can stand a quantum behind. Read here, one that lagged
+  // in a render's last quantum kept that render's samples back, and the frame waited for
+  // them until the render failed (issue 16: the analyser test of
+  // render/web_audio_render_test.cc stalled so at frame 112 in 1 of 86 runs with three of
+  // it at once; counting, its recorder saw currentFrame lag in that very quantum in 2 of
+  // 81). It is made before the context renders, where currentFrame is 0 whatever the lock
+  // did, and runs in every quantum from then on (it is connected to the destination and
+  // never ends).
   const recorderModule = 'data:text/javascript;base64,' + btoa(`
     registerProcessor('pagereel-recorder', class extends AudioWorkletProcessor {
       static get parameterDescriptors() {
         return [{ name: 'flush', defaultValue: 0, minValue: 0, automationRate: 'k-rate' }];
       }
-      constructor() { super(); this.left = []; this.right = []; }
+      constructor() { super(); this.left = []; this.right = []; this.frame = currentFrame; }
       process(inputs, outputs, parameters) {
         const input = inputs[0];
         const left = new Float32Array(128);
@@ -728,22 +740,28 @@
         }
         this.left.push(left);
         this.right.push(right);
-        if (currentFrame + 128 >= parameters.flush[0] * 128) {
+        this.frame += 128;
+        if (this.frame >= parameters.flush[0] * 128) {
           const n = this.left.length * 128;
           const l = new Float32Array(n);
           const r = new Float32Array(n);
           this.left.forEach((block, i) => l.set(block, i * 128));
           this.right.forEach((block, i) => r.set(block, i * 128));
-          this.port.postMessage({ at: currentFrame + 128 - n, l, r }, [l.buffer, r.buffer]);
+          this.port.postMessage({ at: this.frame - n, l, r }, [l.buffer, r.buffer]);
           this.left = [];
           this.right = [];
         }
         return true;
       }
     });`);
-  // Set below where Web Audio exists: before every frame, and with the timeline.
+  // Set below where Web Audio exists: before every frame, with the timeline, and when a
+  // frame's sync takes too long.
   let advanceAudio = () => Promise.resolve();
   let takeWebAudio = () => '[]';
+  let audioWaits = () => '';
+  const seconds = (samples) => (samples / audioRate).toFixed(3);
+  // advanceAudio's failure as the engine takes it: a message, '' when it rendered.
+  const audioFault = (endMs) => advanceAudio(endMs).then(() => '', (e) => String((e && e.message) || e));
   // The recorder is an AudioWorklet, which a document that is not a secure context (a
   // data: URL, http:// from another host than this one) does not have: there a real
   // AudioContext plays on the wall clock, and the summary says its sound is not in the film.
@@ -760,10 +778,10 @@
     // Context time now, in samples: film samples since the context's time began, standing
     // still while the page has it suspended. Each run of it from a resume() on is one of
     // s.runs: context sample ctxAt at film sample filmAt.
-    const contextSample = (s) => {
+    const contextSample = (s, film = filmSample()) => {
       if (s.state !== 'running') return s.stoppedAt;
       const run = s.runs[s.runs.length - 1];
-      return run.ctxAt + filmSample() - run.filmAt;
+      return run.ctxAt + film - run.filmAt;
     };
     // Where context samples [at, at + n) go in the film: [[film sample, first, count]]. What
     // a run did not render before a suspend() is rendered after the resume(), and belongs
@@ -797,6 +815,8 @@
         started: false,
         received: 0,              // Context samples the recorder sent.
         arrived: null,            // Resolves a render's wait for its samples.
+        waiting: null,            // The render under way: { target, step } (audioWaits).
+        fault: '',                // Why the recorder's samples cannot be used.
         blocks: [],               // [film sample, left, right] not yet taken.
         bus: ctx.createGain(),
       };
@@ -817,6 +837,12 @@
         s.flush = recorder.parameters.get('flush');
         recorder.port.onmessage = (e) => {
           const { at, l, r } = e.data;
+          if (at !== s.received) {
+            // Placed where it says, it would be misplaced or overlap: the render fails instead.
+            s.fault = `its recorder sent samples from ${seconds(at)} s where ${seconds(s.received)} s was next`;
+            if (s.arrived) s.arrived();
+            return;
+          }
           for (const [film, from, count] of filmPlaces(s, at, l.length)) {
             s.blocks.push([film, l.subarray(from - at, from - at + count), r.subarray(from - at, from - at + count)]);
           }
@@ -942,13 +968,22 @@
     holdResult(Worklet.prototype, 'addModule');
     holdResult(offline, 'startRendering');
 
-    // Renders each running context up to the film's present (less than a quantum short).
-    advanceAudio = () => Promise.all(audioContexts.map(async (s) => {
+    // Renders each running context up to the film's present (less than a quantum short), or,
+    // where the film ends at `endMs` of film time, on to it and past it to the next quantum,
+    // so the last frame's sound is whole (no frame after it hears where the render stood).
+    const realTime = Object.getOwnPropertyDescriptor(base, 'currentTime').get;
+    const realState = Object.getOwnPropertyDescriptor(base, 'state').get;
+    const contextName = (s) => s.id.replace(/^(.*#)?audio-context-(\d+)$/,
+                                            (all, url, n) => 'AudioContext ' + n + (url ? ' of ' + url.slice(0, -1) : ''));
+    advanceAudio = (endMs) => Promise.all(audioContexts.map(async (s) => {
       if (s.state !== 'running') return;
       await s.ready;
-      const target = Math.floor(contextSample(s) / quantum) * quantum;
+      const target = endMs === undefined
+          ? Math.floor(contextSample(s) / quantum) * quantum
+          : Math.ceil(contextSample(s, endMs * (audioRate / 1000)) / quantum) * quantum;
       if (target <= s.rendered || target >= audioLength) return;
       s.flush.value = target / quantum;
+      s.waiting = { target, step: 'render' };
       const reached = realSuspend.call(s.ctx, target / audioRate);
       if (s.started) {
         realResume.call(s.ctx);
@@ -956,11 +991,29 @@
         s.started = true;
         realStartRendering.call(s.ctx).catch(() => {});
       }
-      await reached;
-      while (s.received < target) await new Promise((resolve) => { s.arrived = resolve; });
+      try {
+        await reached;
+      } catch (e) {
+        throw new Error(`${contextName(s)} could not be rendered to ${seconds(target)} s of its time: ${e.message}`);
+      }
+      s.waiting.step = 'samples';
+      while (s.received < target && !s.fault) await new Promise((resolve) => { s.arrived = resolve; });
       s.arrived = null;
+      if (s.fault) throw new Error(`${contextName(s)} rendered to ${seconds(target)} s of its time, but ${s.fault}`);
+      s.waiting = null;
       s.rendered = target;
     }));
+    // What the renders under way wait for, for the engine's message when a frame's sync
+    // takes too long: the context's render that never reached its end, or the samples that
+    // never came.
+    audioWaits = () => audioContexts.filter((s) => s.waiting).map((s) => {
+      const { target, step } = s.waiting;
+      return step === 'render'
+          ? `${contextName(s)} did not reach ${seconds(target)} s of its time (it stands at ` +
+            `${realTime.call(s.ctx).toFixed(3)} s, ${realState.call(s.ctx)})`
+          : `${contextName(s)} reached ${seconds(target)} s of its time, but its recorder's samples ` +
+            `stop at ${seconds(s.received)} s`;
+    }).join('; ');
     // Left and right as base64 of little-endian float32, interleaved.
     const pcmText = (l, r) => {
       const pcm = new Float32Array(l.length * 2);
@@ -1075,11 +1128,19 @@
       // Resolves with the page's readiness once promises already settled have run.
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       // Before every frame (in documents that signalled 'video'): videos sought to the
-      // frame's time, AudioContexts rendered up to it.
-      // Resolves with the number of videos whose picture is still behind (videosBehind).
-      syncVideos() { return Promise.all([syncVideos(), advanceAudio()]).then(videosBehind); },
+      // frame's time, AudioContexts rendered up to it. Resolves with why an AudioContext
+      // could not be rendered ('' when all were) and how many videos' pictures are still
+      // behind their time (videosBehind).
+      syncVideos() {
+        return Promise.all([syncVideos(), audioFault()])
+            .then(([, fault]) => ({ fault, behind: videosBehind() }));
+      },
       videosBehind() { return videosBehind(); },
+      // Where the film ends, at `ms` of film time: AudioContexts rendered on to it and past
+      // it to the next render quantum, so the last frame's sound is whole.
+      endAudio(ms) { return audioFault(ms); },
       takeWebAudio(limit) { return takeWebAudio(limit); },
+      audioWaits() { return audioWaits(); },
       // What the reports said so far, "count:ms", for a report that has not arrived.
       ticks() { return ticks + ':' + lastTick; },
     }),

@@ -361,7 +361,9 @@ class Run {
     }
     if (!writer) return true;  // A segment has frames; this only tells the compiler so.
     Result<audio::Timeline> sound =
-        state.page->Sound(audio::MediaStore(work_dir_.MediaPath()));
+        state.page->Sound(audio::MediaStore(work_dir_.MediaPath()),
+                          segment.end_frame() == frames_ ? capture::Page::SoundEnd::kFilmEnds
+                                                         : capture::Page::SoundEnd::kMoreFrames);
     if (!sound.ok()) {
       Fail(sound.status().WithContext("the sound of " + SegmentName(segment)));
       return false;

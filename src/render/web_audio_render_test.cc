@@ -2,10 +2,11 @@
 // scheduled ahead and a click from a WAV it fetched and decoded (decodeAudioData) through
 // an AudioContext; the film is rendered by the real browser and encoders, and its sound
 // decoded (page_script.js "Web Audio", capture/web_audio.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "audio/test_sounds.h"
 #include "encode/sound.h"
@@ -108,6 +109,65 @@ constexpr char kSuspendPage[] = R"(<!doctype html>
 </script>
 </body>)";
 
+// A tone from 0.5 s to the film's end, after an AudioWorklet module of the page's own
+// (JavaScript; none when empty) is added to its context.
+std::string TonePage(const std::string& module) {
+  return R"(<!doctype html>
+<body>
+<script>
+  const ctx = new AudioContext();
+  const module = `)" +
+         module + R"(`;
+  if (module) ctx.audioWorklet.addModule('data:text/javascript,' + encodeURIComponent(module));
+  const osc = ctx.createOscillator();
+  const gain = ctx.createGain();
+  gain.gain.value = 0.5;
+  osc.connect(gain).connect(ctx.destination);
+  osc.start(0.5);
+</script>
+</body>)";
+}
+
+// Keeps the worklet's currentFrame a render quantum behind once rendering has begun.
+// Chromium's lags so in a quantum whose end finds the audio graph's lock taken (it is set
+// with a TryLock, BaseAudioContext::UpdateWorkletGlobalScopeOnRenderingThread), which a
+// render meets at random; here every quantum meets it.
+constexpr char kLaggingClock[] = R"(
+  let owner = globalThis;
+  while (!Object.getOwnPropertyDescriptor(owner, 'currentFrame')) owner = Object.getPrototypeOf(owner);
+  const real = Object.getOwnPropertyDescriptor(owner, 'currentFrame').get;
+  Object.defineProperty(globalThis, 'currentFrame', {
+    get() { const frame = real.call(globalThis); return frame > 0 ? frame - 128 : frame; },
+    configurable: true,
+  });)";
+
+// Has the worklet's MessagePorts run `change` in place of sending (`send` sends): the
+// recorder's samples are how pagereel hears a context, so this stands in for a fault of
+// its own.
+std::string PortChange(const std::string& change) {
+  return R"(
+  const send = MessagePort.prototype.postMessage;
+  MessagePort.prototype.postMessage = function postMessage(message, transfer) { )" +
+         change + " };";
+}
+
+// TonePage's oscillator, sample for sample, in [from, to) of `sound`: a block of it missing
+// or moved (by a quantum: 1.17 periods of 440 Hz) is off by up to the tone's height.
+void ExpectTone(const testing::DecodedAudio& sound, int64_t from, int64_t to) {
+  double worst = 0;
+  int64_t worst_at = from;
+  for (int64_t n = from; n < to; ++n) {
+    const double tone = 0.5 * std::sin(2 * M_PI * 440 * static_cast<double>(n - 24000) / kRate);
+    const double off = std::abs(
+        static_cast<double>(sound.samples[static_cast<size_t>(n * sound.channels)]) - tone);
+    if (off > worst) {
+      worst = off;
+      worst_at = n;
+    }
+  }
+  EXPECT_LT(worst, 0.01) << "at sample " << worst_at;
+}
+
 class WebAudioRenderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -119,12 +179,26 @@ class WebAudioRenderTest : public ::testing::Test {
     server_.Serve("/resume.html", std::string(kResumePage));
     server_.Serve("/analyser.html", std::string(kAnalyserPage));
     server_.Serve("/suspend.html", std::string(kSuspendPage));
+    server_.Serve("/lagging.html", TonePage(kLaggingClock));
+    server_.Serve("/tone.html", TonePage(""));
+    server_.Serve("/lost.html", TonePage(PortChange("/* Sends nothing. */")));
+    server_.Serve("/moved.html",
+                  TonePage(PortChange("message.at += 128; send.call(this, message, transfer);")));
   }
 
   RenderOptions Options(const std::string& page, const std::string& output, int lanes) {
     RenderOptions o = SoundTestFilm(server_.Url(page), (scratch_.path() / output).string(), lanes, kFrames);
     o.page.timeout = std::chrono::seconds(10);
     return o;
+  }
+
+  // The sound of a film of `page` with its sound exact (16-bit PCM in a .mov `output`).
+  Result<testing::DecodedAudio> RenderExact(const std::string& page, const std::string& output,
+                                            int lanes) {
+    RenderOptions options = Options(page, output, lanes);
+    options.sound.codec = encode::SoundCodec::kPcm16;
+    PR_ASSIGN_OR_RETURN(RenderStats stats, Render(options));
+    return testing::DecodeAudio(stats.output);
   }
 
   testing::ScratchDir scratch_{"web-audio-render"};
@@ -219,6 +293,49 @@ TEST_F(WebAudioRenderTest, ASuspendedContextIsSilentAndCarriesOnWhenResumed) {
   EXPECT_LT(audio::test_sounds::Peak(s, c, 24010, 47990), 0.01);
   EXPECT_NEAR(audio::test_sounds::Peak(s, c, 48000, 48100), 0.5, 0.05);
   EXPECT_NEAR(audio::test_sounds::Peak(s, c, 48100, 94000), 0.5, 0.02);
+}
+
+TEST_F(WebAudioRenderTest, AWorkletClockThatLagsAQuantumNeitherStallsTheRenderNorMovesTheSound) {
+  // Before the recorder counted its own quanta, its render's last samples never came and
+  // the first frame's sync waited until the render failed.
+  Result<testing::DecodedAudio> sound = RenderExact("/lagging.html", "lagging.mov", 1);
+  ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+  std::vector<int64_t> onsets = audio::test_sounds::Onsets(sound->samples, sound->channels);
+  ASSERT_EQ(onsets.size(), 1u);
+  EXPECT_NEAR(onsets[0], 24000 + 11, 1);  // 0.5 * sin passes 0.3 on the 11th sample.
+  ExpectTone(*sound, 24000, kFrames * 1600);
+}
+
+// The render failed with `code`, its message holding `text`.
+void ExpectFailure(const Result<RenderStats>& stats, StatusCode code, const std::string& text) {
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), code);
+  EXPECT_NE(stats.status().message().find(text), std::string::npos) << stats.status().ToString();
+}
+
+TEST_F(WebAudioRenderTest, ARenderWhoseSamplesNeverComeFailsNamingWhatItWaitedFor) {
+  RenderOptions options = Options("/lost.html", "lost.mp4", 1);
+  options.page.timeout = std::chrono::seconds(6);
+  // Frame 1 is at 34 ms: the render stops at the last whole quantum before it, 1,536 samples.
+  ExpectFailure(
+      Render(options), StatusCode::kDeadlineExceeded,
+      "did not bring its Web Audio to the frame's time at frame 1: AudioContext 1 "
+      "reached 0.032 s of its time, but its recorder's samples stop at 0.000 s after 6 s");
+}
+
+TEST_F(WebAudioRenderTest, SamplesThatWouldLandElsewhereFailTheRender) {
+  ExpectFailure(
+      Render(Options("/moved.html", "moved.mp4", 1)), StatusCode::kInternal,
+      "Web Audio could not follow the film at frame 1: AudioContext 1 rendered to 0.032 s "
+      "of its time, but its recorder sent samples from 0.003 s where 0.000 s was next");
+}
+
+TEST_F(WebAudioRenderTest, TheLastFrameHasItsSound) {
+  // Each frame's sound used to be rendered before the next frame: the last frame had none.
+  Result<testing::DecodedAudio> sound = RenderExact("/tone.html", "last.mov", 3);
+  ASSERT_TRUE(sound.ok()) << sound.status().ToString();
+  ASSERT_EQ(sound->length(), kFrames * 1600);
+  ExpectTone(*sound, (kFrames - 2) * 1600, kFrames * 1600);
 }
 
 TEST_F(WebAudioRenderTest, APageWaitingForResumeRendersWithItsSound) {
