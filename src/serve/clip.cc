@@ -214,7 +214,9 @@ Result<std::string> MakeClip(browser::Browser& browser, const capture::PageOptio
   if (r.sound_asked) {
     Clock::time_point sound_start = Clock::now();
     PR_ASSIGN_OR_RETURN(folder, SoundFolder::Make(scratch_dir));
-    PR_ASSIGN_OR_RETURN(timeline, page->Sound(audio::MediaStore((folder->path() / "media").string())));
+    // The clip is the whole film: its Web Audio is rendered on to the clip's end.
+    PR_ASSIGN_OR_RETURN(timeline, page->Sound(audio::MediaStore((folder->path() / "media").string()),
+                                              capture::Page::SoundEnd::kFilmEnds));
     r.sound += Since(sound_start);
   }
   page.reset();  // The browser context goes before the (possibly long) GIF palette pass.
