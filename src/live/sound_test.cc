@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <numbers>
 #include <thread>
 
@@ -20,10 +21,12 @@
 namespace pagereel::live {
 namespace {
 
-// The track ends with 100 ms of silence (and one 10 ms window more for where it falls):
-// each tick's sound is stamped the buffer's cushion earlier, when the page played it
-// (engine.cc, kSoundLatencySamples).
-constexpr size_t kSilentTailWindows = 11;
+// The track ends with 140 ms of silence (and one 10 ms window more for where it falls):
+// each tick's sound is stamped that much earlier, when the page played it (engine.cc,
+// kSoundLatencySamples).
+constexpr size_t kSilentTailWindows = 15;
+// The tone's first second, in 10 ms windows.
+constexpr size_t kFirstSecondWindows = 100;
 
 namespace fs = std::filesystem;
 
@@ -42,8 +45,8 @@ struct Window {
   double level;
   double phase;
 };
-std::vector<Window> ToneWindows(const testing::DecodedAudio& audio) {
-  constexpr int64_t kWindow = 480;
+std::vector<Window> ToneWindows(const testing::DecodedAudio& audio, int64_t window = 480) {
+  const int64_t kWindow = window;
   std::vector<Window> out;
   for (int64_t start = 0; start + kWindow <= audio.length(); start += kWindow) {
     double i_sum = 0, q_sum = 0;
@@ -121,23 +124,31 @@ TEST_P(SoundTest, AToneSourceAirsWithExactlyEachTicksShareAndNoGap) {
     const int64_t want = encode::SoundSamples(frames, fps);
     const int64_t slack = TickSamples(0, fps) + (file == ts ? 2048 : 0);
     EXPECT_NEAR(static_cast<double>(audio->length()), static_cast<double>(want), static_cast<double>(slack));
-    // The tone, once it starts, never stops and never jumps in phase.
+    // The tone, once it started, never stops and never jumps in phase, unless its browser's
+    // stream ran dry, counted (SoundGapTest: as long as the file's silence). From its first
+    // second on: before, the browser's renderer can miss the browser's own first deadlines on
+    // a busy host, silence the sound server does not see (docs/live.md, "Sound").
     const std::vector<Window> windows = ToneWindows(*audio);
     size_t first = 0;
     while (first < windows.size() && windows[first].level < kToneLevel / 2) ++first;
     ASSERT_LT(first, windows.size() / 2) << "the tone started late or not at all";
+    const size_t from = first + kFirstSecondWindows;
     int gaps = 0, jumps = 0;
     size_t first_bad = 0;
     // The last window may hold the codec's padding; before it, the track's silent tail.
-    for (size_t w = first + 1; w + 1 + kSilentTailWindows < windows.size(); ++w) {
+    for (size_t w = from; w + 1 + kSilentTailWindows < windows.size(); ++w) {
       const bool gap = windows[w].level < kToneLevel * 0.8;
-      const bool jump = PhaseDistance(windows[w].phase, windows[first + 1].phase) > 0.2;
+      const bool jump = PhaseDistance(windows[w].phase, windows[from].phase) > 0.2;
       if ((gap || jump) && gaps + jumps == 0) first_bad = w;
       gaps += gap;
       jumps += jump;
     }
-    EXPECT_EQ(gaps, 0) << "first at " << first_bad * 10 << " ms";
-    EXPECT_EQ(jumps, 0) << "first at " << first_bad * 10 << " ms";
+    if (status.sources[0].sound_gaps == 0) {
+      EXPECT_EQ(gaps, 0) << "first at " << first_bad * 10 << " ms, and no gap counted";
+      EXPECT_EQ(jumps, 0) << "first at " << first_bad * 10 << " ms, and no gap counted";
+    } else {
+      EXPECT_GT(gaps, 0) << status.sources[0].sound_gaps << " gaps counted, none in the file";
+    }
   }
 }
 
@@ -146,6 +157,14 @@ INSTANTIATE_TEST_SUITE_P(Rates, SoundTest,
                          [](const ::testing::TestParamInfo<Rational>& param) {
                            return param.param.num == 30000 ? std::string("At29_97") : std::string("At59_94");
                          });
+
+// Waits (at most a minute) until the running show's status meets `condition`.
+bool WaitFor(Engine& e, const std::function<bool(const ShowStatus&)>& condition) {
+  for (int i = 0; i < 1200 && !condition(e.CurrentStatus()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition(e.CurrentStatus());
+}
 
 TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
   testing::ScratchDir scratch{"live-sound-restart"};
@@ -157,12 +176,7 @@ TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
   Engine& e = **engine;
   std::atomic<bool> stop{false};
   std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
-  auto wait_for = [&](auto condition) {
-    for (int i = 0; i < 1200 && !condition(e.CurrentStatus()); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return condition(e.CurrentStatus());
-  };
+  auto wait_for = [&](const std::function<bool(const ShowStatus&)>& condition) { return WaitFor(e, condition); };
   ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
   const int pid = e.CurrentStatus().sources[0].browser_pid;
   ASSERT_EQ(::kill(-pid, SIGKILL), 0);
@@ -185,6 +199,67 @@ TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
   for (size_t w = windows.size() - 55 - kSilentTailWindows; w + 5 + kSilentTailWindows < windows.size(); ++w) {
     EXPECT_GT(windows[w].level, kToneLevel / 2) << "window at " << w * 10 << " ms";
   }
+}
+
+// A browser that misses its sound server's deadlines has its stream run dry, and the server
+// plays silence for it: the capture keeps its pace and carries that silence on air, so no
+// buffer of ours runs short (the underrun counters stayed 0 through a 280 ms gap before
+// gaps were counted). Here the browser is stopped for 300 ms, as a starved host stops it
+// for less; the gap is counted, as long as the file's silence.
+TEST(SoundGapTest, ABrowserStoppedFor300MsLeavesAGapCountedAsLongAsTheFilesSilence) {
+  testing::ScratchDir scratch{"live-sound-gap"};
+  ShowSpec show = ToneShow(Rational{25, 1});
+  const fs::path ts = scratch.path() / "program.ts";
+  show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Engine& e = **engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].sound_live; }));
+  const int64_t live_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > live_at + 50; }));
+  const int pid = e.CurrentStatus().sources[0].browser_pid;
+  const int64_t gaps_before = e.CurrentStatus().sources[0].sound_gaps;
+  ASSERT_EQ(::kill(-pid, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(-pid, SIGCONT), 0);
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_gaps > gaps_before; }));
+  const int64_t gap_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > gap_at + 50; }));
+  stop = true;
+  runner.join();
+  const SourceStatus source = e.CurrentStatus().sources[0];
+
+  // The file's silent stretches, in 1 ms windows, to the tone's last.
+  auto audio = testing::DecodeAudio(ts.string());
+  ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+  const std::vector<Window> windows = ToneWindows(*audio, encode::kSoundRate / 1000);
+  auto loud = [&](size_t w) { return windows[w].level > kToneLevel / 2; };
+  size_t first = 0, last = windows.size();
+  while (first < windows.size() && !loud(first)) ++first;
+  while (last > first && !loud(last - 1)) --last;
+  first += 10 * kFirstSecondWindows;  // After the tone's first second, as SoundTest.
+  std::vector<int64_t> silences;  // In ms.
+  std::string where;
+  for (size_t w = first; w < last; ++w) {
+    if (loud(w)) continue;
+    if (w == first || loud(w - 1)) {
+      silences.push_back(0);
+      where += " at " + std::to_string(w) + " ms";
+    }
+    silences.back()++;
+  }
+  int64_t silent_ms = 0;
+  for (const int64_t ms : silences) silent_ms += ms;
+  where += "; " + std::to_string(silent_ms) + " ms in all";
+  // Every silence in the file counted, each within 20 ms of its length (codecs blur its
+  // edges by a few ms; the server plays silence in blocks of ~30 ms).
+  EXPECT_EQ(source.sound_gaps, static_cast<int64_t>(silences.size())) << "silent" << where;
+  EXPECT_NEAR(static_cast<double>(source.sound_gap_samples), static_cast<double>(silent_ms * 48),
+              static_cast<double>(960 * std::max<size_t>(silences.size(), 1)));
+  // Most of the 300 ms was heard (the browser's 100 ms buffer at the server covers some).
+  EXPECT_GT(source.sound_gap_samples, 100 * 48);
 }
 
 }  // namespace
