@@ -18,7 +18,8 @@ run() {  # $1: name, $2: buffer ms. Prints the file's gaps and the counted ones.
     --output "$out/$name.mkv" --duration "$seconds" --status-every 0 --control none 2>"$out/$name.log" \
     || { echo "$name: pagereel failed" >&2; tail -5 "$out/$name.log" >&2; return 1; }
   local file counted
-  file=$(python3 "$here/tone_gaps.py" "$out/$name.mkv" | head -1)
+  python3 "$here/tone_gaps.py" "$out/$name.mkv" >"$out/$name.gaps"
+  file=$(head -1 "$out/$name.gaps")
   counted=$(grep -o "its sound: [0-9]* gaps ([0-9]* samples" "$out/$name.log" | grep -o "[0-9]*" | tr '\n' ' ' || true)
   echo "$name: file: $file; counted: ${counted:-0 0} (gaps, samples)"
 }

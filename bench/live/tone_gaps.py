@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Gaps in a live output's tone (bench/live/pages/tone.html: 997 Hz at half scale): decodes
 # the file's first sound track and finds the stretches, between the tone's first and last
-# millisecond, where it is not heard (level under half the tone's, 1 ms blocks). Prints
-# "gaps N, silent MS ms" and then one line per gap (its start in the track and its length).
+# millisecond, where it is not heard (level under half the tone's, 1 ms blocks); silences
+# less than 20 ms apart are one gap. Prints "gaps N, silent MS ms" and then one line per gap
+# (its start in the track and its silent ms).
 # Usage: tone_gaps.py FILE [HZ]
 import math, struct, subprocess, sys
 
@@ -31,7 +32,10 @@ for b in range(first, last + 1):
     if not loud[b] and at is None:
         at = b
     elif loud[b] and at is not None:
-        gaps.append((at, b - at))
+        if gaps and at - (gaps[-1][0] + gaps[-1][1]) < 20:  # Heard as one (GapFinder::kJoin).
+            gaps[-1] = (gaps[-1][0], gaps[-1][1] + b - at)
+        else:
+            gaps.append((at, b - at))
         at = None
 print("gaps %d, silent %d ms (tone heard %d..%d ms)" % (len(gaps), sum(n for _, n in gaps), first, last))
 for at, n in gaps:

@@ -96,9 +96,9 @@ void SoundBuffer::Restart() {
   stats_.started = false;
 }
 
-void SoundBuffer::CountGap(int64_t samples) {
+void SoundBuffer::CountGaps(int64_t gaps, int64_t samples) {
   MutexLock lock(&mu_);
-  stats_.gaps++;
+  stats_.gaps += gaps;
   stats_.gap_samples += samples;
 }
 
@@ -142,23 +142,35 @@ void GapFinder::Line(std::string_view line) {
   }
 }
 
-int64_t GapFinder::Samples(const float* samples, int64_t count) {
-  int64_t gap = 0;
+GapFinder::Found GapFinder::Samples(const float* samples, int64_t count) {
+  Found found;
   for (int64_t i = 0; i < count; ++i) {
     if (samples[kChannels * i] == 0.0f && samples[kChannels * i + 1] == 0.0f) {
       zeros_++;
       continue;
     }
-    if (pending_ && zeros_ >= kMinZeros) {
+    if (zeros_ >= kMinZeros && since_gap_ < kJoin) {
+      // The same gap again, before the stream had filled.
+      const int64_t more = std::min(zeros_, gap_left_);
+      found.samples += more;
+      gap_left_ -= more;
+      since_gap_ = 0;
+    } else if (pending_ && zeros_ >= kMinZeros) {
       // A page that was silent when its stream ran dry has zeros far longer than the gap.
-      gap = dry_samples_ >= 0 ? std::min(zeros_, dry_samples_ + kSlack) : zeros_;
+      const int64_t cap = dry_samples_ >= 0 ? dry_samples_ + kSlack : zeros_;
+      const int64_t gap = std::min(zeros_, cap);
+      found.gaps++;
+      found.samples += gap;
+      gap_left_ = cap - gap;
       pending_ = false;
+      since_gap_ = 0;
     } else if (pending_ && ++pending_age_ > kExpire) {
       pending_ = false;
     }
+    if (since_gap_ < kJoin) since_gap_++;
     zeros_ = 0;
   }
-  return gap;
+  return found;
 }
 
 }  // namespace pagereel::live

@@ -59,8 +59,9 @@ class SoundBuffer {
   // Forgets what waits and waits for the cushion again (the browser was replaced).
   void Restart();
 
-  // Counts a gap GapFinder found in the sound already Put: `samples` of silence on air.
-  void CountGap(int64_t samples);
+  // Counts what GapFinder found in the sound already Put: `gaps` gaps, `samples` of silence
+  // on air.
+  void CountGaps(int64_t gaps, int64_t samples);
 
   SoundBufferStats Stats() const;
 
@@ -84,21 +85,29 @@ class SoundBuffer {
 // the silence on air. The server logs each time a stream ran dry ("Implicit underrun of
 // 'Playback'", debug level) before that silence reaches the capture, where it is a run of
 // exact zeros; the gap is that run, at most as long as the server's log says the stream was
-// dry plus kSlack (the server plays silence a block at a time). A log line after which no
-// zeros come within kExpire was covered by the server's rewind: nothing was heard.
+// dry plus kSlack (the server plays silence a block at a time). Zeros that begin within
+// kJoin after a gap ended belong to it (the stream ran dry again before it had filled: seen
+// as 10 ms of silence, 6 ms of sound, 13 ms of silence after one log line). A log line
+// after which no zeros come within kExpire was covered by the server's rewind: nothing was
+// heard.
 //
 // Threads: one (the capture's).
 class GapFinder {
  public:
+  struct Found {
+    int64_t gaps = 0;     // Gaps that began.
+    int64_t samples = 0;  // Their silent samples (and those of a gap's later part).
+  };
   // One line of the sound server's log (--log-level=debug --log-time=1).
   void Line(std::string_view line);
   // The next captured samples (interleaved stereo), after the log lines written before them.
-  // Returns the length of the gap that ended in them (samples), or 0.
-  int64_t Samples(const float* samples, int64_t count);
+  // Returns the gaps (and parts of gaps) that ended in them.
+  Found Samples(const float* samples, int64_t count);
 
   static constexpr int64_t kSlack = 2400;    // 50 ms.
   static constexpr int64_t kExpire = 4800;   // 100 ms.
   static constexpr int64_t kMinZeros = 16;   // A tone's zero crossing is one sample.
+  static constexpr int64_t kJoin = 960;      // 20 ms.
 
  private:
   bool pending_ = false;       // The server said a stream ran dry; its zeros not yet seen.
@@ -106,6 +115,8 @@ class GapFinder {
   double dry_from_ms_ = 0;     // The server's time of the underrun.
   int64_t dry_samples_ = -1;   // How long the server says it lasted; -1: not over yet.
   int64_t zeros_ = 0;          // Exact-zero samples at the end of what was captured.
+  int64_t since_gap_ = kJoin;  // Samples of sound since the last gap ended (kJoin: long ago).
+  int64_t gap_left_ = 0;       // What the last gap may still grow by (its cap).
 };
 
 }  // namespace pagereel::live

@@ -278,7 +278,9 @@ void SoundCapture::Loop(std::stop_token stop) {
       }
       read_log();
       buffer_->Put(fragment.data(), kFragmentSamples);
-      if (const int64_t gap = gaps.Samples(fragment.data(), kFragmentSamples); gap > 0) buffer_->CountGap(gap);
+      if (const GapFinder::Found found = gaps.Samples(fragment.data(), kFragmentSamples); found.samples > 0) {
+        buffer_->CountGaps(found.gaps, found.samples);
+      }
     }
     connected_ = false;
     pa_simple_free(stream);
