@@ -3,6 +3,7 @@
 // and the files decoded again with libav.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -92,29 +93,49 @@ bool WaitFor(Engine& e, const std::function<bool(const ShowStatus&)>& condition)
   return condition(e.CurrentStatus());
 }
 
-TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
-  testing::ScratchDir scratch{"live-sound-restart"};
+// A 25 fps tone show to an MPEG-TS file, on air on its own thread until Stop().
+struct ToneShowRun {
+  std::unique_ptr<Engine> engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner;
+  void Stop() {
+    stop = true;
+    runner.join();
+  }
+};
+// Null when the show did not start (`why` says what failed).
+std::unique_ptr<ToneShowRun> StartToneShow(const fs::path& ts, std::string* why) {
   ShowSpec show = ToneShow(Rational{25, 1});
-  const fs::path ts = scratch.path() / "program.ts";
   show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
   auto engine = Engine::Start(show);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Engine& e = **engine;
-  std::atomic<bool> stop{false};
-  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
-  auto wait_for = [&](const std::function<bool(const ShowStatus&)>& condition) { return WaitFor(e, condition); };
-  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
+  if (!engine.ok()) {
+    *why = engine.status().ToString();
+    return nullptr;
+  }
+  auto run = std::make_unique<ToneShowRun>();
+  run->engine = std::move(engine).value();
+  run->runner = std::jthread([r = run.get()] { EXPECT_TRUE(r->engine->Run(0, &r->stop).ok()); });
+  return run;
+}
+
+TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
+  testing::ScratchDir scratch{"live-sound-restart"};
+  const fs::path ts = scratch.path() / "program.ts";
+  std::string why;
+  const std::unique_ptr<ToneShowRun> run = StartToneShow(ts, &why);
+  ASSERT_NE(run, nullptr) << why;
+  Engine& e = *run->engine;
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
   const int pid = e.CurrentStatus().sources[0].browser_pid;
   ASSERT_EQ(::kill(-pid, SIGKILL), 0);
-  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].restarts >= 1; }));
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].restarts >= 1; }));
   // Back with sound: the new page's tone fills the capture's cushion again, and then
   // another second of it.
   const int64_t back_at = e.CurrentStatus().clock.ticks;
-  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.sources[0].sound_live && s.clock.ticks > back_at + 25; }));
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_live && s.clock.ticks > back_at + 25; }));
   const int64_t live_at = e.CurrentStatus().clock.ticks;
-  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.clock.ticks > live_at + 25; }));
-  stop = true;
-  runner.join();
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > live_at + 25; }));
+  run->Stop();
   const ShowStatus status = e.CurrentStatus();
   EXPECT_EQ(status.clock.sound_samples, encode::SoundSamples(status.clock.ticks, Rational{25, 1}));
   auto audio = testing::DecodeAudio(ts.string());
@@ -134,30 +155,27 @@ TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
 // for less; the gap is counted, as long as the file's silence.
 TEST(SoundGapTest, ABrowserStoppedFor300MsLeavesAGapCountedAsLongAsTheFilesSilence) {
   testing::ScratchDir scratch{"live-sound-gap"};
-  ShowSpec show = ToneShow(Rational{25, 1});
   const fs::path ts = scratch.path() / "program.ts";
-  show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
-  auto engine = Engine::Start(show);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Engine& e = **engine;
-  std::atomic<bool> stop{false};
-  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
+  std::string why;
+  const std::unique_ptr<ToneShowRun> run = StartToneShow(ts, &why);
+  ASSERT_NE(run, nullptr) << why;
+  Engine& e = *run->engine;
   ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].sound_live; }));
   const int64_t live_at = e.CurrentStatus().clock.ticks;
   ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > live_at + 50; }));
   const int pid = e.CurrentStatus().sources[0].browser_pid;
-  const int64_t gaps_before = e.CurrentStatus().sources[0].sound_gaps;
+  const SourceStatus before = e.CurrentStatus().sources[0];
   ASSERT_EQ(::kill(-pid, SIGSTOP), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ASSERT_EQ(::kill(-pid, SIGCONT), 0);
-  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_gaps > gaps_before; }));
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_gaps > before.sound_gaps; }));
   const int64_t gap_at = e.CurrentStatus().clock.ticks;
   ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > gap_at + 50; }));
-  stop = true;
-  runner.join();
-  const SourceStatus source = e.CurrentStatus().sources[0];
+  run->Stop();
+  const SourceStatus after = e.CurrentStatus().sources[0];
 
-  // The file's silent stretches, in 1 ms windows, to the tone's last.
+  // The file's silent stretches, in 1 ms windows, from the tone's first to its last;
+  // silences less than 20 ms apart are one, heard as one (GapFinder::kJoin).
   auto audio = testing::DecodeAudio(ts.string());
   ASSERT_TRUE(audio.ok()) << audio.status().ToString();
   const std::vector<Window> windows = ToneWindows(*audio, encode::kSoundRate / 1000);
@@ -165,13 +183,11 @@ TEST(SoundGapTest, ABrowserStoppedFor300MsLeavesAGapCountedAsLongAsTheFilesSilen
   size_t first = 0, last = windows.size();
   while (first < windows.size() && !loud(first)) ++first;
   while (last > first && !loud(last - 1)) --last;
-  first += 10 * kFirstSecondWindows;  // After the tone's first second, as SoundTest.
   std::vector<int64_t> silences;  // In ms.
   std::string where;
   size_t ended = 0;  // Where the last silence ended.
   for (size_t w = first; w < last; ++w) {
     if (loud(w)) continue;
-    // Silences less than 20 ms apart are one gap, heard as one (GapFinder::kJoin).
     if (silences.empty() || (loud(w - 1) && w - ended >= 20)) {
       silences.push_back(0);
       where += " at " + std::to_string(w) + " ms";
@@ -179,16 +195,17 @@ TEST(SoundGapTest, ABrowserStoppedFor300MsLeavesAGapCountedAsLongAsTheFilesSilen
     silences.back()++;
     ended = w + 1;
   }
-  int64_t silent_ms = 0;
-  for (const int64_t ms : silences) silent_ms += ms;
-  where += "; " + std::to_string(silent_ms) + " ms in all";
-  // Every silence in the file counted, each within 20 ms of its length (codecs blur its
-  // edges by a few ms; the server plays silence in blocks of ~30 ms).
-  EXPECT_EQ(source.sound_gaps, static_cast<int64_t>(silences.size())) << "silent" << where;
-  EXPECT_NEAR(static_cast<double>(source.sound_gap_samples), static_cast<double>(silent_ms * 48),
-              static_cast<double>(960 * std::max<size_t>(silences.size(), 1)));
+  ASSERT_FALSE(silences.empty()) << "no silence in the file";
+  // The stop's silence is the longest (a starved browser's own glitches, which the server
+  // does not see, were 10-43 ms beside two CPU hogs: docs/live.md, "Sound"). One gap was
+  // counted for it, within 20 ms of its length (codecs blur its edges by a few ms).
+  const int64_t stop_ms = *std::max_element(silences.begin(), silences.end());
+  EXPECT_EQ(after.sound_gaps - before.sound_gaps, 1) << "silent" << where;
+  EXPECT_NEAR(static_cast<double>(after.sound_gap_samples - before.sound_gap_samples),
+              static_cast<double>(stop_ms * 48), 960.0)
+      << "silent" << where;
   // Most of the 300 ms was heard (the browser's 100 ms buffer at the server covers some).
-  EXPECT_GT(source.sound_gap_samples, 100 * 48);
+  EXPECT_GT(stop_ms, 100) << "silent" << where;
 }
 
 }  // namespace

@@ -74,9 +74,15 @@ inline ShowSpec ToneShow(Rational fps) {
 struct ToneCheck {
   bool started = false;  // The tone began in the first half of the track.
   int gaps = 0;
+  int long_gaps = 0;     // Gaps longer than two windows (kGlitchWindows).
   int jumps = 0;
   int64_t first_bad_ms = 0;
 };
+// A silence the browser's renderer leaves when it misses the browser's own deadline: one
+// 10 ms buffer, which the browser fills with silence itself and the sound server never sees
+// (so it is not counted: docs/live.md, "Sound"); seen beside two CPU hogs about once in
+// 30 s. In 10 ms windows it spans two at most.
+inline constexpr int kGlitchWindows = 2;
 
 // The tone, once it started, never stops and never jumps in phase (a browser stream that
 // ran dry is a gap, counted: SoundGapTest), checked from its first second on: before, the
@@ -90,24 +96,27 @@ inline ToneCheck CheckTone(const testing::DecodedAudio& audio) {
   while (first < windows.size() && windows[first].level < kToneLevel / 2) ++first;
   check.started = first < windows.size() / 2;
   const size_t from = first + kFirstSecondWindows;
+  int run = 0;  // Gap windows in a row.
   for (size_t w = from; check.started && w + 1 + kSilentTailWindows < windows.size(); ++w) {
     const bool gap = windows[w].level < kToneLevel * 0.8;
     const bool jump = PhaseDistance(windows[w].phase, windows[from].phase) > 0.2;
     if ((gap || jump) && check.gaps + check.jumps == 0) check.first_bad_ms = static_cast<int64_t>(w) * 10;
+    run = gap ? run + 1 : 0;
+    check.long_gaps += run == kGlitchWindows + 1;
     check.gaps += gap;
     check.jumps += jump;
   }
   return check;
 }
 
-// The tone in `audio` has no gap and no jump unless `source` counted one, and none that it
-// did not count. REQUIRES: gtest (it reports through EXPECT).
+// The tone in `audio` has no gap (but a renderer's glitch) and no jump unless `source`
+// counted one, and none that it did not count. REQUIRES: gtest (it reports through EXPECT).
 inline void ExpectEveryGapCounted(const testing::DecodedAudio& audio, const SourceStatus& source) {
   const ToneCheck tone = CheckTone(audio);
   ASSERT_TRUE(tone.started) << "the tone started late or not at all";
   if (source.sound_gaps == 0) {
-    EXPECT_EQ(tone.gaps, 0) << "first at " << tone.first_bad_ms << " ms, and no gap counted";
-    EXPECT_EQ(tone.jumps, 0) << "first at " << tone.first_bad_ms << " ms, and no gap counted";
+    EXPECT_EQ(tone.long_gaps, 0) << "first bad window at " << tone.first_bad_ms << " ms, and no gap counted";
+    EXPECT_EQ(tone.jumps, 0) << "first bad window at " << tone.first_bad_ms << " ms, and no gap counted";
   } else {
     EXPECT_GT(tone.gaps, 0) << source.sound_gaps << " gaps counted, none in the file";
   }
