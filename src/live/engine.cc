@@ -76,8 +76,8 @@ constexpr int64_t kSoundMaxWaitSamples = 24000;  // 500 ms.
 // buffer, and 31-69 ms after it with a 100 ms shift and a 100 ms buffer. The pictures are
 // drawn for their ticks' own times, so the outputs stamp each tick's sound this much
 // earlier, and the page's sound is on air with the picture it went with, erring late
-// rather than early as broadcast tolerances want (bench/RESULTS.md, "live sound: in sync
-// with the pictures").
+// rather than early as broadcast tolerances want: -3 to +34 ms measured (bench/RESULTS.md,
+// "live sound: gaps beside two CPU hogs").
 constexpr int64_t kSoundLatencySamples = kSoundCushionSamples + 1920;  // 140 ms.
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;

@@ -193,7 +193,7 @@ std::vector<std::string> SoundServer::BrowserEnvironment(int sink) const {
   // at nice +10 beside two CPU hogs it let that run dry 0-5 times in 30 s, each a gap of
   // 8-29 ms on air; asked for 100 ms (libpulse reads PULSE_LATENCY_MSEC for every stream
   // it opens), none in the same runs (bench/RESULTS.md, "live sound: gaps beside two CPU
-  // hogs"). The sound then reaches the capture ~60 ms later: kSoundLatencySamples has it.
+  // hogs"). The sound then reaches the capture ~50 ms later: kSoundLatencySamples has it.
   // PULSE_LATENCY_MSEC in pagereel's own environment goes to the browsers instead
   // (bench/live/sound_gaps.sh compares 32 with 100).
   std::vector<std::string> env = {"PULSE_SERVER=" + address(sink), "PULSE_SINK=" + SinkName(sink)};
