@@ -70,8 +70,11 @@ void PrintSummary(const live::ShowStatus& st) {
                  100 * s.freshness_show, static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
                  static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
                  std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
-    if (s.sound_underruns > 0 || s.sound_overruns > 0) {
-      std::fprintf(stderr, "    its sound: %lld underruns (%lld samples of silence), %lld overruns (%lld samples dropped)\n",
+    if (s.sound_underruns > 0 || s.sound_overruns > 0 || s.sound_gaps > 0) {
+      std::fprintf(stderr,
+                   "    its sound: %lld gaps (%lld samples of silence: its browser's stream ran dry), %lld underruns "
+                   "(%lld samples of silence), %lld overruns (%lld samples dropped)\n",
+                   static_cast<long long>(s.sound_gaps), static_cast<long long>(s.sound_gap_samples),
                    static_cast<long long>(s.sound_underruns), static_cast<long long>(s.sound_padded),
                    static_cast<long long>(s.sound_overruns), static_cast<long long>(s.sound_dropped));
     }

@@ -157,6 +157,8 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"soundPaddedSamples", s.sound_padded},
          {"soundOverruns", s.sound_overruns},
          {"soundDroppedSamples", s.sound_dropped},
+         {"soundGaps", s.sound_gaps},
+         {"soundGapSamples", s.sound_gap_samples},
          {"soundBufferMs", s.sound_buffer_ms}});
   }
   json outputs = json::array();
@@ -413,6 +415,10 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
        "Times a source's captured sound was dropped for waiting too long.", &SourceStatus::sound_overruns},
       {"pagereel_live_source_sound_dropped_samples_total", "Samples of a source's sound dropped.",
        &SourceStatus::sound_dropped},
+      {"pagereel_live_source_sound_gaps_total",
+       "Times a source's browser let its sound stream run dry (silence on air).", &SourceStatus::sound_gaps},
+      {"pagereel_live_source_sound_gap_samples_total", "Samples of silence those gaps put on air.",
+       &SourceStatus::sound_gap_samples},
   };
   for (const SourceCounter& c : counters) {
     p.Family(c.name, "counter", c.help);

@@ -69,14 +69,16 @@ constexpr int kHeldPictures = 1;
 constexpr int64_t kSoundCushionSamples = 4800;  // 100 ms.
 constexpr int64_t kSoundMaxWaitSamples = 24000;  // 500 ms.
 // How long after the page played it a sound reaches its tick: about the cushion (the
-// buffer holds ~100 ms before a tick takes its share, and the way from the browser's audio
-// thread through PulseAudio adds 10-30 ms, different in each run). A page that flashes and
-// beeps in one animation frame was heard 115-129 ms after its picture at 25 fps without a
-// shift. The pictures are drawn for their ticks' own times, so the outputs stamp each tick's
-// sound this much earlier, and the page's sound is on air with the picture it went with,
-// erring late rather than early as broadcast tolerances want (bench/RESULTS.md, "live
-// sound: in sync with the pictures").
-constexpr int64_t kSoundLatencySamples = kSoundCushionSamples;
+// buffer holds ~100 ms before a tick takes its share) plus the way from the browser's audio
+// thread through PulseAudio, which the browser's buffer there sets (SoundServer::
+// kBrowserLatencyMs). A page that flashes and beeps in one animation frame was heard
+// 115-129 ms after its picture at 25 fps without a shift with the browser's own 32 ms
+// buffer, and 31-69 ms after it with a 100 ms shift and a 100 ms buffer. The pictures are
+// drawn for their ticks' own times, so the outputs stamp each tick's sound this much
+// earlier, and the page's sound is on air with the picture it went with, erring late
+// rather than early as broadcast tolerances want: -3 to +34 ms measured (bench/RESULTS.md,
+// "live sound: gaps beside two CPU hogs").
+constexpr int64_t kSoundLatencySamples = kSoundCushionSamples + 1920;  // 140 ms.
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
 // The clock thread's niceness when no real-time priority is asked for.
@@ -615,8 +617,8 @@ Status Engine::Impl::Start() {
     w.prepare_queue = std::make_unique<BoundedQueue<Drawn>>(2);
     if (sound_server_) {
       w.sound = std::make_unique<SoundBuffer>(kSoundCushionSamples, kSoundMaxWaitSamples);
-      w.sound_capture = std::make_unique<SoundCapture>(sound_server_->address(), SoundServer::MonitorOf(w.index),
-                                                       w.sound.get(), w.index);
+      w.sound_capture = std::make_unique<SoundCapture>(sound_server_->address(w.index), SoundServer::MonitorOf(w.index),
+                                                       sound_server_->LogOf(w.index), w.sound.get(), w.index);
     }
     for (Source* s : w.sources) {
       s->phase = phase;
@@ -1352,6 +1354,8 @@ ShowStatus Engine::Impl::CurrentStatus() const {
       ss.sound_padded = sound.padded;
       ss.sound_overruns = sound.overruns;
       ss.sound_dropped = sound.dropped;
+      ss.sound_gaps = sound.gaps;
+      ss.sound_gap_samples = sound.gap_samples;
       ss.sound_buffer_ms = static_cast<double>(sound.level) * 1000.0 / encode::kSoundRate;
     }
   }

@@ -81,6 +81,8 @@ struct SourceStatus {
   int64_t sound_padded = 0;     // Silent samples those ticks got.
   int64_t sound_overruns = 0;   // Times captured sound was dropped for waiting too long.
   int64_t sound_dropped = 0;    // Samples dropped.
+  int64_t sound_gaps = 0;       // Times its browser's stream ran dry: silence on air (GapFinder).
+  int64_t sound_gap_samples = 0;  // Samples of that silence.
   double sound_buffer_ms = 0;   // Captured sound waiting for its ticks now.
   std::string last_error;
   int64_t last_error_ms = 0;  // Wall clock (Unix ms) of last_error; 0: none.

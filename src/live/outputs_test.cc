@@ -2,7 +2,6 @@
 // stopped after: ffmpeg as a UDP receiver, an SRT listener, an SRT caller (pagereel
 // listening), an RTMP server, and an HLS reader of pagereel's playlist.
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -20,10 +19,9 @@
 #include <gtest/gtest.h>
 
 #include "live/engine.h"
+#include "live/receiver_testing.h"
 #include "testing/media.h"
 #include "testing/scratch_dir.h"
-
-extern char** environ;
 
 namespace pagereel::live {
 namespace {
@@ -35,19 +33,6 @@ const char kPage[] =
     "absolute;left:0;top:0;width:40px;height:40px;background:rgb(0,200,0)'></div><script>"
     "let n=0;requestAnimationFrame(function f(){n=n>6?0:n+1;b.style.left=n*40+'px';"
     "requestAnimationFrame(f)})</script></body>";
-
-// A port nobody uses now on 127.0.0.1 (the kernel's pick, released again).
-int FreePort(int type) {
-  int fd = ::socket(AF_INET, type, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // A page on a transparent background: an opaque red band (x 0-99), a half-transparent
 // blue band (x 160-259), nothing elsewhere.
@@ -63,56 +48,6 @@ std::string ReadAll(const fs::path& path) {
   text << in.rdbuf();
   return text.str();
 }
-
-// An ffmpeg process, interrupted (as Ctrl-C would) and reaped by the destructor.
-class Receiver {
- public:
-  explicit Receiver(std::vector<std::string> args) {
-    // A short probe: ffmpeg otherwise buffers 5 s of a live input before writing anything.
-    args.insert(args.begin(), {"ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-probesize",
-                               "65536", "-analyzeduration", "500000"});
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawnp(&pid_, "ffmpeg", nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
-  }
-  ~Receiver() { Stop(); }
-  bool running() const { return pid_ > 0; }
-  // As a crash would: no goodbye to the sender.
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // Lets ffmpeg finish the file it writes; killed if it does not within 10 s. With
-  // `wait_for_end`, first gives it 5 s to see the sender close and end by itself, having read
-  // everything that arrived (an interrupted ffmpeg may leave the last packets unread).
-  void Stop(bool wait_for_end = false) {
-    if (pid_ <= 0) return;
-    for (int i = 0; wait_for_end && i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGINT);
-    for (int i = 0; i < 200; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 class OutputsTest : public ::testing::Test {
  protected:

@@ -1,6 +1,9 @@
 #include "live/sound_buffer.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
 
 #include "encode/sound.h"
 
@@ -93,12 +96,81 @@ void SoundBuffer::Restart() {
   stats_.started = false;
 }
 
+void SoundBuffer::CountGaps(int64_t gaps, int64_t samples) {
+  MutexLock lock(&mu_);
+  stats_.gaps += gaps;
+  stats_.gap_samples += samples;
+}
+
 SoundBufferStats SoundBuffer::Stats() const {
   MutexLock lock(&mu_);
   SoundBufferStats stats = stats_;
   stats.level = level_;
   stats.started = started_;
   return stats;
+}
+
+namespace {
+// The time at the front of a log line, "(   6.056|   0.287) D: ...": seconds since the
+// server started, in ms; -1 without one.
+double LogTimeMs(std::string_view line) {
+  const size_t open = line.find('(');
+  const size_t bar = line.find('|');
+  if (open == std::string_view::npos || bar == std::string_view::npos || bar < open) return -1;
+  // std::from_chars for double wants no leading spaces.
+  std::string_view field = line.substr(open + 1, bar - open - 1);
+  while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), seconds);
+  return ec == std::errc() && end == field.data() + field.size() ? seconds * 1000 : -1;
+}
+}  // namespace
+
+void GapFinder::Line(std::string_view line) {
+  // protocol-native.c: "%s %s of '%s'" with Implicit/Actual and underrun/drain, then
+  // "Requesting rewind due to end of underrun." when the stream's data came back.
+  if (line.find(" underrun of '") != std::string_view::npos) {
+    pending_ = true;
+    pending_age_ = 0;
+    dry_from_ms_ = LogTimeMs(line);
+    dry_samples_ = -1;
+  } else if (pending_ && dry_samples_ < 0 && line.find("end of underrun") != std::string_view::npos) {
+    const double to_ms = LogTimeMs(line);
+    if (to_ms >= 0 && dry_from_ms_ >= 0) {
+      dry_samples_ = std::llround((to_ms - dry_from_ms_) * encode::kSoundRate / 1000);
+    }
+  }
+}
+
+GapFinder::Found GapFinder::Samples(const float* samples, int64_t count) {
+  Found found;
+  for (int64_t i = 0; i < count; ++i) {
+    if (samples[kChannels * i] == 0.0f && samples[kChannels * i + 1] == 0.0f) {
+      zeros_++;
+      continue;
+    }
+    if (zeros_ >= kMinZeros && since_gap_ < kJoin) {
+      // The same gap again, before the stream had filled.
+      const int64_t more = std::min(zeros_, gap_left_);
+      found.samples += more;
+      gap_left_ -= more;
+      since_gap_ = 0;
+    } else if (pending_ && zeros_ >= kMinZeros) {
+      // A page that was silent when its stream ran dry has zeros far longer than the gap.
+      const int64_t cap = dry_samples_ >= 0 ? dry_samples_ + kSlack : zeros_;
+      const int64_t gap = std::min(zeros_, cap);
+      found.gaps++;
+      found.samples += gap;
+      gap_left_ = cap - gap;
+      pending_ = false;
+      since_gap_ = 0;
+    } else if (pending_ && ++pending_age_ > kExpire) {
+      pending_ = false;
+    }
+    if (since_gap_ < kJoin) since_gap_++;
+    zeros_ = 0;
+  }
+  return found;
 }
 
 }  // namespace pagereel::live

@@ -16,6 +16,7 @@
 #define PAGEREEL_LIVE_SOUND_BUFFER_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "base/mutex.h"
@@ -35,6 +36,8 @@ struct SoundBufferStats {
   int64_t padded = 0;           // Silent samples those ticks got.
   int64_t overruns = 0;         // Times samples were dropped for waiting too long.
   int64_t dropped = 0;          // Samples dropped.
+  int64_t gaps = 0;             // Times the browser's stream ran dry (GapFinder): heard as silence.
+  int64_t gap_samples = 0;      // Silent samples those gaps put on air.
   int64_t level = 0;            // Samples waiting now.
   bool started = false;         // The cushion gathered: ticks take the sound.
 };
@@ -56,6 +59,10 @@ class SoundBuffer {
   // Forgets what waits and waits for the cushion again (the browser was replaced).
   void Restart();
 
+  // Counts what GapFinder found in the sound already Put: `gaps` gaps, `samples` of silence
+  // on air.
+  void CountGaps(int64_t gaps, int64_t samples);
+
   SoundBufferStats Stats() const;
 
  private:
@@ -70,6 +77,46 @@ class SoundBuffer {
   int64_t level_ GUARDED_BY(mu_) = 0;
   bool started_ GUARDED_BY(mu_) = false;
   SoundBufferStats stats_ GUARDED_BY(mu_);
+};
+
+// Finds the gaps in a browser's sound that no buffer of ours sees: a browser that misses its
+// sound server's deadline (a starved host: measured beside two CPU hogs) has its stream run
+// dry, and the server then plays silence for it, so the capture keeps its pace and carries
+// the silence on air. The server logs each time a stream ran dry ("Implicit underrun of
+// 'Playback'", debug level) before that silence reaches the capture, where it is a run of
+// exact zeros; the gap is that run, at most as long as the server's log says the stream was
+// dry plus kSlack (the server plays silence a block at a time). Zeros that begin within
+// kJoin after a gap ended belong to it (the stream ran dry again before it had filled: seen
+// as 10 ms of silence, 6 ms of sound, 13 ms of silence after one log line). A log line
+// after which no zeros come within kExpire was covered by the server's rewind: nothing was
+// heard.
+//
+// Threads: one (the capture's).
+class GapFinder {
+ public:
+  struct Found {
+    int64_t gaps = 0;     // Gaps that began.
+    int64_t samples = 0;  // Their silent samples (and those of a gap's later part).
+  };
+  // One line of the sound server's log (--log-level=debug --log-time=1).
+  void Line(std::string_view line);
+  // The next captured samples (interleaved stereo), after the log lines written before them.
+  // Returns the gaps (and parts of gaps) that ended in them.
+  Found Samples(const float* samples, int64_t count);
+
+  static constexpr int64_t kSlack = 2400;    // 50 ms.
+  static constexpr int64_t kExpire = 4800;   // 100 ms.
+  static constexpr int64_t kMinZeros = 16;   // A tone's zero crossing is one sample.
+  static constexpr int64_t kJoin = 960;      // 20 ms.
+
+ private:
+  bool pending_ = false;       // The server said a stream ran dry; its zeros not yet seen.
+  int64_t pending_age_ = 0;    // Samples captured since, before its zeros began.
+  double dry_from_ms_ = 0;     // The server's time of the underrun.
+  int64_t dry_samples_ = -1;   // How long the server says it lasted; -1: not over yet.
+  int64_t zeros_ = 0;          // Exact-zero samples at the end of what was captured.
+  int64_t since_gap_ = kJoin;  // Samples of sound since the last gap ended (kJoin: long ago).
+  int64_t gap_left_ = 0;       // What the last gap may still grow by (its cap).
 };
 
 }  // namespace pagereel::live

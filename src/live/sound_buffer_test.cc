@@ -1,5 +1,6 @@
 #include "live/sound_buffer.h"
 
+#include <cstdint>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -101,5 +102,80 @@ TEST(SoundBufferTest, GainRampsLinearlyAcrossATickAndZeroStillConsumes) {
   EXPECT_EQ(buffer.Stats().level, 0);
 }
 
+
+// A tone's samples (never two zeros in a row) or silence, interleaved stereo.
+std::vector<float> Sound(int64_t count, bool silent) {
+  std::vector<float> out;
+  for (int64_t i = 0; i < count; ++i) {
+    const float x = silent ? 0.0f : 0.5f + 0.25f * static_cast<float>(i % 7);
+    out.push_back(x);
+    out.push_back(x);
+  }
+  return out;
+}
+
+// The samples of gaps GapFinder found in `count` samples.
+int64_t Silent(GapFinder& finder, const float* samples, int64_t count) {
+  return finder.Samples(samples, count).samples;
+}
+
+constexpr char kDry[] = "(   6.056|   5.862) D: [null-sink] protocol-native.c: Implicit underrun of 'Playback'";
+constexpr char kBack[] = "(   6.343|   0.287) D: [null-sink] protocol-native.c: Requesting rewind due to end of underrun.";
+
+TEST(GapFinderTest, TheZerosAfterAStreamRanDryAreOneGap) {
+  GapFinder finder;
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);
+  finder.Line(kDry);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);  // Its zeros come later.
+  EXPECT_EQ(Silent(finder, Sound(9000, true).data(), 9000), 0);  // Not over yet.
+  finder.Line(kBack);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 9000);
+  // Once: later zeros without a line are a page's own silence.
+  EXPECT_EQ(Silent(finder, Sound(GapFinder::kJoin, false).data(), GapFinder::kJoin), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, true).data(), 480), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);
+}
+
+TEST(GapFinderTest, ZerosWithoutALineAreNoGap) {
+  GapFinder finder;
+  finder.Line("(   0.191|   0.000) D: [null-sink] protocol-native.c: Requesting rewind due to end of underrun.");
+  EXPECT_EQ(Silent(finder, Sound(4800, true).data(), 4800), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);
+}
+
+TEST(GapFinderTest, ALineWhoseZerosNeverCameExpires) {
+  GapFinder finder;
+  finder.Line(kDry);
+  finder.Line(kBack);  // The server's rewind covered it: nothing was heard.
+  EXPECT_EQ(Silent(finder, Sound(GapFinder::kExpire + 10, false).data(), GapFinder::kExpire + 10), 0);
+  EXPECT_EQ(Silent(finder, Sound(960, true).data(), 960), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);
+}
+
+TEST(GapFinderTest, ZerosSoonAfterAGapAreItsLaterPart) {
+  GapFinder finder;
+  finder.Line(kDry);
+  finder.Line(kBack);
+  EXPECT_EQ(Silent(finder, Sound(480, true).data(), 480), 0);
+  const GapFinder::Found first = finder.Samples(Sound(288, false).data(), 288);  // 6 ms of sound.
+  EXPECT_EQ(first.gaps, 1);
+  EXPECT_EQ(first.samples, 480);
+  EXPECT_EQ(Silent(finder, Sound(624, true).data(), 624), 0);
+  const GapFinder::Found second = finder.Samples(Sound(480, false).data(), 480);
+  EXPECT_EQ(second.gaps, 0);
+  EXPECT_EQ(second.samples, 624);
+  // Later than kJoin: a page's own silence.
+  EXPECT_EQ(Silent(finder, Sound(GapFinder::kJoin, false).data(), GapFinder::kJoin), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, true).data(), 480), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 0);
+}
+
+TEST(GapFinderTest, ASilentPagesGapIsAsLongAsTheServerSaysAtMost) {
+  GapFinder finder;
+  finder.Line(kDry);
+  finder.Line(kBack);  // 287 ms dry.
+  EXPECT_EQ(Silent(finder, Sound(96000, true).data(), 96000), 0);
+  EXPECT_EQ(Silent(finder, Sound(480, false).data(), 480), 287 * 48 + GapFinder::kSlack);
+}
 }  // namespace
 }  // namespace pagereel::live

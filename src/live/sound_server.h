@@ -1,5 +1,5 @@
-// How `pagereel live` hears its sources: a private PulseAudio daemon per show, with one null
-// sink per worker browser, and a capture thread per sink that reads the sink's monitor into
+// How `pagereel live` hears its sources: a private PulseAudio daemon per worker browser,
+// with one null sink, and a capture thread per sink that reads the sink's monitor into
 // the worker's SoundBuffer.
 //
 // Why a sound server and not a tap in the page: the browser's own output is everything the
@@ -10,8 +10,8 @@
 // output (not with --mute-audio), and with the daemon's default rate at 48 kHz the browser
 // plays float32 at 48 kHz, so nothing is resampled on the way.
 //
-// The daemon listens on a socket in its own folder (PULSE_SERVER), anonymous, and never
-// on the user's session; each browser is told its sink with PULSE_SINK. It dies with the
+// Each daemon listens on a socket in its own folder (PULSE_SERVER), anonymous, and never
+// on the user's session; each browser is told its sink with PULSE_SINK. They die with the
 // show (and with pagereel: parent-death signal).
 //
 // Threads: SoundServer is made and destroyed by one thread; SoundCapture owns its thread
@@ -36,33 +36,47 @@ namespace pagereel::live {
 
 class SoundServer {
  public:
-  // Starts pulseaudio ($PAGEREEL_PULSEAUDIO, else `pulseaudio` on PATH) with `sinks` null
-  // sinks and waits until it answers. kNotFound (naming the package to install) when there
-  // is no pulseaudio; kUnavailable when it did not come up.
+  // Starts `sinks` pulseaudio daemons ($PAGEREEL_PULSEAUDIO, else `pulseaudio` on PATH),
+  // each with one null sink, and waits until they answer. A daemon per sink, not one with
+  // `sinks` sinks: every sink's IO thread logs as "null-sink", and the log must say whose
+  // stream ran dry (GapFinder). kNotFound (naming the package to install) when there is no
+  // pulseaudio; kUnavailable when one did not come up.
   static Result<std::unique_ptr<SoundServer>> Start(int sinks);
-  ~SoundServer();  // Kills the daemon and removes its folder.
+  ~SoundServer();  // Kills the daemons and removes their folders.
   SoundServer(const SoundServer&) = delete;
   SoundServer& operator=(const SoundServer&) = delete;
 
-  // PULSE_SERVER and PULSE_SINK for a browser that plays to sink `sink`.
+  // The buffer a browser's stream asks for (PULSE_LATENCY_MSEC): see BrowserEnvironment.
+  static constexpr int kBrowserLatencyMs = 100;
+
+  // PULSE_SERVER, PULSE_SINK and PULSE_LATENCY_MSEC for a browser that plays to `sink`.
   std::vector<std::string> BrowserEnvironment(int sink) const;
-  // "unix:/tmp/pagereel-sound-XXXXXX/native".
-  const std::string& address() const { return address_; }
+  // "unix:/tmp/pagereel-sound-XXXXXX/native": the daemon of sink `sink`.
+  std::string address(int sink) const;
   // The source a capture reads sink `sink` from.
   static std::string MonitorOf(int sink);
+  // The daemon's log of sink `sink` (debug level, with times), which GapFinder reads.
+  std::string LogOf(int sink) const;
 
  private:
-  SoundServer(pid_t pid, std::filesystem::path dir);
-  const pid_t pid_;
-  const std::filesystem::path dir_;
-  const std::string address_;
+  struct Daemon {
+    pid_t pid;
+    std::filesystem::path dir;
+  };
+  SoundServer() = default;
+  static Result<Daemon> StartDaemon(const std::string& binary, int sink);
+  static void Stop(const Daemon& daemon);
+
+  std::vector<Daemon> daemons_;  // Constant after Start().
 };
 
 // Reads one sink's monitor (48 kHz stereo float, 10 ms fragments) into `buffer` until
-// destroyed; reconnects with backoff when the server goes away.
+// destroyed, and after each fragment the new lines of the sink's daemon log, where a
+// GapFinder finds the gaps a starved browser left in the sound (counted in `buffer`);
+// reconnects with backoff when the server goes away.
 class SoundCapture {
  public:
-  SoundCapture(std::string address, std::string monitor, SoundBuffer* buffer, int index);
+  SoundCapture(std::string address, std::string monitor, std::string log, SoundBuffer* buffer, int index);
   ~SoundCapture();
   SoundCapture(const SoundCapture&) = delete;
   SoundCapture& operator=(const SoundCapture&) = delete;
@@ -75,6 +89,7 @@ class SoundCapture {
 
   const std::string address_;
   const std::string monitor_;
+  const std::string log_;
   SoundBuffer* const buffer_;
   std::atomic<bool> connected_{false};
   mutable Mutex mu_;

@@ -3,9 +3,11 @@
 // and the files decoded again with libav.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <numbers>
 #include <thread>
 
@@ -14,54 +16,14 @@
 #include "encode/sound.h"
 #include "live/engine.h"
 #include "live/sound_buffer.h"
+#include "live/tone_testing.h"
 #include "testing/media.h"
 #include "testing/scratch_dir.h"
 
 namespace pagereel::live {
 namespace {
 
-// The track ends with 100 ms of silence (and one 10 ms window more for where it falls):
-// each tick's sound is stamped the buffer's cushion earlier, when the page played it
-// (engine.cc, kSoundLatencySamples).
-constexpr size_t kSilentTailWindows = 11;
-
 namespace fs = std::filesystem;
-
-constexpr double kToneHz = 997;  // No whole number of samples per cycle: any gap shows.
-constexpr double kToneLevel = 0.5;
-
-const char kTonePage[] =
-    "data:text/html,<body style='margin:0;background:rgb(0,0,120)'><script>"
-    "const c=new AudioContext({sampleRate:48000});const o=c.createOscillator();"
-    "o.frequency.value=997;const g=c.createGain();g.gain.value=0.5;"
-    "o.connect(g).connect(c.destination);o.start();</script></body>";
-
-// The tone in 10 ms windows of the left channel: its level and its phase against the
-// window's sample index in the file, so a tone that runs on without a gap keeps one phase.
-struct Window {
-  double level;
-  double phase;
-};
-std::vector<Window> ToneWindows(const testing::DecodedAudio& audio) {
-  constexpr int64_t kWindow = 480;
-  std::vector<Window> out;
-  for (int64_t start = 0; start + kWindow <= audio.length(); start += kWindow) {
-    double i_sum = 0, q_sum = 0;
-    for (int64_t i = start; i < start + kWindow; ++i) {
-      const double x = static_cast<double>(audio.samples[static_cast<size_t>(i * audio.channels)]);
-      const double angle = 2 * std::numbers::pi * kToneHz * static_cast<double>(i) / encode::kSoundRate;
-      i_sum += x * std::cos(angle);
-      q_sum += x * std::sin(angle);
-    }
-    out.push_back({2 * std::hypot(i_sum, q_sum) / kWindow, std::atan2(q_sum, i_sum)});
-  }
-  return out;
-}
-
-double PhaseDistance(double a, double b) {
-  double d = std::fmod(std::abs(a - b), 2 * std::numbers::pi);
-  return std::min(d, 2 * std::numbers::pi - d);
-}
 
 OutputSpec FileOutput(const std::string& id, const fs::path& path, encode::Container container) {
   OutputSpec out;
@@ -71,14 +33,6 @@ OutputSpec FileOutput(const std::string& id, const fs::path& path, encode::Conta
   return out;
 }
 
-ShowSpec ToneShow(Rational fps) {
-  ShowSpec show;
-  show.width = 320;
-  show.height = 180;
-  show.fps = fps;
-  show.sources.push_back(SourceSpec{.id = "tone", .url = kTonePage});
-  return show;
-}
 
 class SoundTest : public ::testing::TestWithParam<Rational> {
  protected:
@@ -121,23 +75,7 @@ TEST_P(SoundTest, AToneSourceAirsWithExactlyEachTicksShareAndNoGap) {
     const int64_t want = encode::SoundSamples(frames, fps);
     const int64_t slack = TickSamples(0, fps) + (file == ts ? 2048 : 0);
     EXPECT_NEAR(static_cast<double>(audio->length()), static_cast<double>(want), static_cast<double>(slack));
-    // The tone, once it starts, never stops and never jumps in phase.
-    const std::vector<Window> windows = ToneWindows(*audio);
-    size_t first = 0;
-    while (first < windows.size() && windows[first].level < kToneLevel / 2) ++first;
-    ASSERT_LT(first, windows.size() / 2) << "the tone started late or not at all";
-    int gaps = 0, jumps = 0;
-    size_t first_bad = 0;
-    // The last window may hold the codec's padding; before it, the track's silent tail.
-    for (size_t w = first + 1; w + 1 + kSilentTailWindows < windows.size(); ++w) {
-      const bool gap = windows[w].level < kToneLevel * 0.8;
-      const bool jump = PhaseDistance(windows[w].phase, windows[first + 1].phase) > 0.2;
-      if ((gap || jump) && gaps + jumps == 0) first_bad = w;
-      gaps += gap;
-      jumps += jump;
-    }
-    EXPECT_EQ(gaps, 0) << "first at " << first_bad * 10 << " ms";
-    EXPECT_EQ(jumps, 0) << "first at " << first_bad * 10 << " ms";
+    ExpectEveryGapCounted(*audio, status.sources[0]);
   }
 }
 
@@ -147,34 +85,57 @@ INSTANTIATE_TEST_SUITE_P(Rates, SoundTest,
                            return param.param.num == 30000 ? std::string("At29_97") : std::string("At59_94");
                          });
 
-TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
-  testing::ScratchDir scratch{"live-sound-restart"};
+// Waits (at most a minute) until the running show's status meets `condition`.
+bool WaitFor(Engine& e, const std::function<bool(const ShowStatus&)>& condition) {
+  for (int i = 0; i < 1200 && !condition(e.CurrentStatus()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition(e.CurrentStatus());
+}
+
+// A 25 fps tone show to an MPEG-TS file, on air on its own thread until Stop().
+struct ToneShowRun {
+  std::unique_ptr<Engine> engine;
+  std::atomic<bool> stop{false};
+  std::jthread runner;
+  void Stop() {
+    stop = true;
+    runner.join();
+  }
+};
+// Null when the show did not start (`why` says what failed).
+std::unique_ptr<ToneShowRun> StartToneShow(const fs::path& ts, std::string* why) {
   ShowSpec show = ToneShow(Rational{25, 1});
-  const fs::path ts = scratch.path() / "program.ts";
   show.outputs.push_back(FileOutput("ts", ts, encode::Container::kMpegTs));
   auto engine = Engine::Start(show);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  Engine& e = **engine;
-  std::atomic<bool> stop{false};
-  std::jthread runner([&] { EXPECT_TRUE(e.Run(0, &stop).ok()); });
-  auto wait_for = [&](auto condition) {
-    for (int i = 0; i < 1200 && !condition(e.CurrentStatus()); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return condition(e.CurrentStatus());
-  };
-  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
+  if (!engine.ok()) {
+    *why = engine.status().ToString();
+    return nullptr;
+  }
+  auto run = std::make_unique<ToneShowRun>();
+  run->engine = std::move(engine).value();
+  run->runner = std::jthread([r = run.get()] { EXPECT_TRUE(r->engine->Run(0, &r->stop).ok()); });
+  return run;
+}
+
+TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
+  testing::ScratchDir scratch{"live-sound-restart"};
+  const fs::path ts = scratch.path() / "program.ts";
+  std::string why;
+  const std::unique_ptr<ToneShowRun> run = StartToneShow(ts, &why);
+  ASSERT_NE(run, nullptr) << why;
+  Engine& e = *run->engine;
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].sound_live && s.sources[0].browser_pid > 0; }));
   const int pid = e.CurrentStatus().sources[0].browser_pid;
   ASSERT_EQ(::kill(-pid, SIGKILL), 0);
-  ASSERT_TRUE(wait_for([](const ShowStatus& s) { return s.sources[0].restarts >= 1; }));
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].restarts >= 1; }));
   // Back with sound: the new page's tone fills the capture's cushion again, and then
   // another second of it.
   const int64_t back_at = e.CurrentStatus().clock.ticks;
-  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.sources[0].sound_live && s.clock.ticks > back_at + 25; }));
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_live && s.clock.ticks > back_at + 25; }));
   const int64_t live_at = e.CurrentStatus().clock.ticks;
-  ASSERT_TRUE(wait_for([&](const ShowStatus& s) { return s.clock.ticks > live_at + 25; }));
-  stop = true;
-  runner.join();
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > live_at + 25; }));
+  run->Stop();
   const ShowStatus status = e.CurrentStatus();
   EXPECT_EQ(status.clock.sound_samples, encode::SoundSamples(status.clock.ticks, Rational{25, 1}));
   auto audio = testing::DecodeAudio(ts.string());
@@ -185,6 +146,66 @@ TEST(SoundRestartTest, ASourceWhoseBrowserIsKilledComesBackWithSound) {
   for (size_t w = windows.size() - 55 - kSilentTailWindows; w + 5 + kSilentTailWindows < windows.size(); ++w) {
     EXPECT_GT(windows[w].level, kToneLevel / 2) << "window at " << w * 10 << " ms";
   }
+}
+
+// A browser that misses its sound server's deadlines has its stream run dry, and the server
+// plays silence for it: the capture keeps its pace and carries that silence on air, so no
+// buffer of ours runs short (the underrun counters stayed 0 through a 280 ms gap before
+// gaps were counted). Here the browser is stopped for 300 ms, as a starved host stops it
+// for less; the gap is counted, as long as the file's silence.
+TEST(SoundGapTest, ABrowserStoppedFor300MsLeavesAGapCountedAsLongAsTheFilesSilence) {
+  testing::ScratchDir scratch{"live-sound-gap"};
+  const fs::path ts = scratch.path() / "program.ts";
+  std::string why;
+  const std::unique_ptr<ToneShowRun> run = StartToneShow(ts, &why);
+  ASSERT_NE(run, nullptr) << why;
+  Engine& e = *run->engine;
+  ASSERT_TRUE(WaitFor(e, [](const ShowStatus& s) { return s.sources[0].sound_live; }));
+  const int64_t live_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > live_at + 50; }));
+  const int pid = e.CurrentStatus().sources[0].browser_pid;
+  const SourceStatus before = e.CurrentStatus().sources[0];
+  ASSERT_EQ(::kill(-pid, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(-pid, SIGCONT), 0);
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.sources[0].sound_gaps > before.sound_gaps; }));
+  const int64_t gap_at = e.CurrentStatus().clock.ticks;
+  ASSERT_TRUE(WaitFor(e, [&](const ShowStatus& s) { return s.clock.ticks > gap_at + 50; }));
+  run->Stop();
+  const SourceStatus after = e.CurrentStatus().sources[0];
+
+  // The file's silent stretches, in 1 ms windows, from the tone's first to its last;
+  // silences less than 20 ms apart are one, heard as one (GapFinder::kJoin).
+  auto audio = testing::DecodeAudio(ts.string());
+  ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+  const std::vector<Window> windows = ToneWindows(*audio, encode::kSoundRate / 1000);
+  auto loud = [&](size_t w) { return windows[w].level > kToneLevel / 2; };
+  size_t first = 0, last = windows.size();
+  while (first < windows.size() && !loud(first)) ++first;
+  while (last > first && !loud(last - 1)) --last;
+  std::vector<int64_t> silences;  // In ms.
+  std::string where;
+  size_t ended = 0;  // Where the last silence ended.
+  for (size_t w = first; w < last; ++w) {
+    if (loud(w)) continue;
+    if (silences.empty() || (loud(w - 1) && w - ended >= 20)) {
+      silences.push_back(0);
+      where += " at " + std::to_string(w) + " ms";
+    }
+    silences.back()++;
+    ended = w + 1;
+  }
+  ASSERT_FALSE(silences.empty()) << "no silence in the file";
+  // The stop's silence is the longest (a starved browser's own glitches, which the server
+  // does not see, were 10-43 ms beside two CPU hogs: docs/live.md, "Sound"). One gap was
+  // counted for it, within 20 ms of its length (codecs blur its edges by a few ms).
+  const int64_t stop_ms = *std::max_element(silences.begin(), silences.end());
+  EXPECT_EQ(after.sound_gaps - before.sound_gaps, 1) << "silent" << where;
+  EXPECT_NEAR(static_cast<double>(after.sound_gap_samples - before.sound_gap_samples),
+              static_cast<double>(stop_ms * 48), 960.0)
+      << "silent" << where;
+  // Most of the 300 ms was heard (the browser's 100 ms buffer at the server covers some).
+  EXPECT_GT(stop_ms, 100) << "silent" << where;
 }
 
 }  // namespace
