@@ -20,6 +20,10 @@ RATE = 48000
 PAGES = {
     "sound-tone": (60, [0.6, 1.1]),     # Transport at 0.5 s and 1 s, plus Tone's 0.1 s lookAhead.
     "sound-howler": (45, [0.75]),       # Played at 0.7 s, its click 50 ms into the WAV.
+    "sound-howler-html5": (45, [0.45, 1.25]),  # HTML5 Audio mode, played at 0.4 s and 1.2 s.
+    # Started by a GSAP timeline at its 0.5 s and 1.0 s: GSAP's clock starts at load, a lead
+    # (t(1), 1/30 s) before frame 0 (manifest.json, gsap), so at film time 0.4667 and 0.9667.
+    "sound-gsap": (45, [0.5 - 1 / 30 + 0.05, 1.0 - 1 / 30 + 0.05]),
 }
 
 

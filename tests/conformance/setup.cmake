@@ -24,3 +24,19 @@ if(NOT EXISTS "${video}")
   endif()
   file(RENAME "${video}.tmp.webm" "${video}")
 endif()
+
+# A 0.5 s mono 16-bit WAV at 48 kHz, silent but for a 1 ms click (48 samples of +-0.885)
+# at 50 ms: the sound pages play it and check_sound.py finds its onset.
+set(click "${DIR}/media/click.wav")
+if(NOT EXISTS "${click}")
+  file(MAKE_DIRECTORY "${DIR}/media")
+  execute_process(
+    COMMAND "${FFMPEG}" -v error -y -f lavfi
+            -i "aevalsrc=if(between(n\\,2400\\,2447)\\,if(mod(n\\,2)\\,-0.885\\,0.885)\\,0):s=48000:d=0.5"
+            -c:a pcm_s16le "${click}.tmp.wav"
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ffmpeg could not make ${click} (${rc})")
+  endif()
+  file(RENAME "${click}.tmp.wav" "${click}")
+endif()
