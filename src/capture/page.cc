@@ -54,8 +54,6 @@ constexpr int kScreenshotTries = 10;
 // Times a frame drawn without the page's animation frame is drawn again (each such redraw
 // is told: PageOptions::on_redrawn_frame).
 constexpr int kRedrawTries = 3;
-// How long a frame waits, at most, for a sought video's picture to reach its element.
-constexpr std::chrono::milliseconds kVideoPictureWait{1000};
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
 // Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
@@ -178,8 +176,7 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   std::map<std::string, std::string> requests GUARDED_BY(mu);  // In flight: id -> URL.
   std::set<std::string> requested GUARDED_BY(mu);  // Every URL the page asked for.
   std::set<int64_t> contexts GUARDED_BY(mu);       // Main worlds of the page's documents.
-  std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those that hold videos or Web Audio.
-  bool has_videos GUARDED_BY(mu) = false;          // Some document has held a <video>.
+  std::set<int64_t> video_contexts GUARDED_BY(mu);  // Those of them that hold videos.
   // Response bodies each document reads and has not got yet (page_script.js), by context.
   std::map<int64_t, int64_t> bodies_pending GUARDED_BY(mu);
   // Pictures of worker canvases each document has drawn (page_script.js), by context.
@@ -466,8 +463,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (payload->rfind("sound:", 0) == 0) {
       sound_messages.push_back(payload->substr(6));
-    } else if (*payload == "video" || *payload == "audio") {
-      if (*payload == "video") has_videos = true;
+    } else if (*payload == "video") {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) video_contexts.insert(static_cast<int64_t>(*context));
     } else if (payload->rfind("traffic:", 0) == 0) {
@@ -1121,10 +1117,6 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
                        static_cast<double>(options_.fps.num)},
   };
   if (draw == Draw::kNo) params["noDisplayUpdates"] = true;
-  // A page with videos has its frame drawn first and read back by a second beginFrame at
-  // the same instant (which runs no animation frame): see ReadBack.
-  const bool read_back_after = screenshot != nullptr && HasVideos();
-  const std::string drawn = Dump(params);
   if (screenshot != nullptr) {
     if (screenshot_format() == encode::ImageFormat::kPng) {
       params["screenshot"] = {{"format", "png"}, {"optimizeForSpeed", true}};
@@ -1132,8 +1124,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
       params["screenshot"] = {{"format", "jpeg"}, {"quality", options_.jpeg_quality}};
     }
   }
-  const std::string text = read_back_after ? drawn : Dump(params);
-  EncodedFrame* const shot_now = read_back_after ? nullptr : screenshot;
+  const std::string text = Dump(params);
 
   // Every beginFrame must run the page's animation frame exactly once, at this time: a
   // frame drawn without one is a stale copy of the one before, and two would run the
@@ -1143,7 +1134,7 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   // so the same beginFrame is sent again and the frame comes out as it should.
   const int64_t expected = ticks_run_ + 1;
   for (int redraws = 0;; ++redraws) {
-    PR_RETURN_IF_ERROR(SendBeginFrame(text, shot_now, index));
+    PR_RETURN_IF_ERROR(SendBeginFrame(text, screenshot, index));
     PR_ASSIGN_OR_RETURN(TickReport tick, AwaitTick(expected));
     if (tick.count == expected && tick.ms == film_ms) break;
     if (tick.count == ticks_run_ && !tick.leaving && redraws < kRedrawTries) {
@@ -1178,38 +1169,6 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   }
   ticks_run_ = expected;
   last_tick_ms_ = film_ms;
-  if (read_back_after) return ReadBack(Dump(params), screenshot, index);
-  return Status::Ok();
-}
-
-bool Page::HasVideos() const {
-  MutexLock lock(&shared_->mu);
-  return shared_->has_videos;
-}
-
-// A video draws its pictures through a surface of its own: pagereel's seek before the frame
-// hands the display compositor (viz) a new video picture outside any beginFrame, and viz
-// draws a frame as soon as every surface that is still owed one has answered, taking a
-// surface with an undrawn frame as answered. In 1 of about 10 suite runs under load, a
-// 3-lane conformance video film came out with every picture of one lane showing the
-// page's previous animation frame (its own drawing at t(n-1), the video picture right):
-// once the page's frame reached viz after the draw, each next beginFrame drew the frame
-// before, and the animation-frame count could not see it (the frame did run, on time).
-// A second beginFrame at the same instant runs no animation frame; the page's compositor
-// answers it only after the frame it is still making, so viz draws that frame, whichever
-// way the first draw went, and the page's compositor owes viz nothing afterwards.
-Status Page::ReadBack(const std::string& params, EncodedFrame* screenshot, int64_t index) {
-  PR_RETURN_IF_ERROR(SendBeginFrame(params, screenshot, index));
-  int64_t reports = 0;
-  {
-    MutexLock lock(&shared_->mu);
-    reports = shared_->reports;
-  }
-  if (reports > ticks_run_) {
-    return InternalError("frame " + std::to_string(index) + " of " + name_ +
-                         " was read back by a beginFrame that ran another animation frame; "
-                         "this is a fault in pagereel or the browser, please report it");
-  }
   return Status::Ok();
 }
 
@@ -1345,40 +1304,14 @@ Status Page::SyncDocuments(const std::string& expression) {
       shared_->video_contexts.erase(context);
       continue;
     }
-    // Why an AudioContext could not be rendered to the frame's time ('' when all were):
-    // syncVideos() answers {fault, behind}, endAudio() the fault alone.
+    // Why an AudioContext could not be rendered to the frame's time ('' when all were).
     Result<std::string> fault = cdp::GetString(*reply, {"result", "result", "value"});
-    if (!fault.ok()) fault = cdp::GetString(*reply, {"result", "result", "value", "fault"});
     if (fault.ok() && !fault->empty()) {
       return InternalError("the page " + name_ + "'s Web Audio could not follow the film " +
                            Where() + ": " + *fault +
                            "; this is a fault in pagereel, please report it");
     }
-    PR_RETURN_IF_ERROR(AwaitVideoPictures(context, *reply));
   }
-  return Status::Ok();
-}
-
-// A seek has landed (seeked) but a video's picture can still be the one before it: the
-// decoded picture reaches the element on another thread. The page counts the videos whose
-// picture ends before their time (page_script.js, videosBehind); this asks again, a few
-// milliseconds apart, until none is. The picture normally arrives within milliseconds; a
-// video that never shows the frame its time names (timestamps the page script misreads)
-// would slow every frame, so after kVideoPictureWait once, the render stops waiting.
-Status Page::AwaitVideoPictures(int64_t context, const cdp::Message& synced) {
-  Result<double> behind = cdp::GetNumber(synced, {"result", "result", "value", "behind"});
-  if (!behind.ok() || *behind <= 0 || gave_up_on_video_pictures_) return Status::Ok();
-  const Clock::time_point deadline = Clock::now() + kVideoPictureWait;
-  while (Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    PR_ASSIGN_OR_RETURN(cdp::Message reply,
-                        Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.videosBehind()"},
-                                                       {"returnByValue", true},
-                                                       {"contextId", context}})));
-    behind = cdp::GetNumber(reply, {"result", "result", "value"});
-    if (!behind.ok() || *behind <= 0) return Status::Ok();
-  }
-  gave_up_on_video_pictures_ = true;
   return Status::Ok();
 }
 

@@ -205,12 +205,6 @@ class Page {
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
   Status SendBeginFrame(const std::string& params, EncodedFrame* screenshot, int64_t index);
-  // Waits while the page says (in `synced`, syncVideos' answer) that a sought video's
-  // picture is behind its time.
-  Status AwaitVideoPictures(int64_t context, const cdp::Message& synced);
-  // Reads the frame just drawn back with a second beginFrame at the same instant.
-  Status ReadBack(const std::string& params, EncodedFrame* screenshot, int64_t index);
-  bool HasVideos() const;
   // The page's count of animation frames once it reaches `expected` (or after a wait,
   // whatever it is), and the film time of the last.
   struct TickReport {
@@ -251,7 +245,6 @@ class Page {
   int64_t next_frame_ = 0;
   int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
-  bool gave_up_on_video_pictures_ = false;  // See AwaitVideoPictures.
   bool jumped_ = false;
   bool film_ended_ = false;  // Sound(kFilmEnds) rendered its sound past its last frame.
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).

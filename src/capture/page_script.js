@@ -514,33 +514,6 @@
     });
   }));
 
-  // How many videos do not yet show the picture for the time they were sought to. A seek's
-  // seeked event can come before the decoded picture reaches the element: under load the
-  // conformance video-canvas page's drawImage(video) copies, or the element's own picture,
-  // showed the frame before in 1 of 4 renders. new VideoFrame(video) is the picture the
-  // element shows now (WebCodecs; where it is missing, outside a secure context, or the
-  // picture has no duration, the video counts as showing its frame). The engine asks again
-  // until none is behind (page.cc, SyncVideos).
-  const videosBehind = () => {
-    if (typeof VideoFrame !== 'function') return 0;
-    let behind = 0;
-    for (const el of document.querySelectorAll('video')) {
-      const m = modelOf(el);
-      if (m.shown === null || m.shown === undefined || el.error || !el.currentSrc) continue;
-      let frame = null;
-      try {
-        frame = new VideoFrame(el);
-        // Ends before the target, with a microsecond of slack for the float seconds.
-        if (frame.duration && frame.timestamp + frame.duration < m.shown * 1e6 - 1) behind++;
-      } catch (e) {
-        // No picture to read (not decoded yet, or a tainted cross-origin video): nothing to compare.
-      } finally {
-        if (frame) frame.close();
-      }
-    }
-    return behind;
-  };
-
   // Sound. Nothing really plays (the models above stand in for every media element, in
   // the document or not: new Audio(), cloneNode()), so the film's sound is made afterwards
   // from what the page did (audio/README.md): each element is a sound, and each stretch in
@@ -852,7 +825,7 @@
       });
       audioStates.set(ctx, s);
       audioContexts.push(s);
-      signal('audio');  // The engine calls syncVideos() in this document from now on.
+      signal('video');  // The engine calls syncVideos() in this document from now on.
       // As Chromium's (with autoplay allowed): running at once, and a statechange after.
       Promise.resolve().then(() => ctx.dispatchEvent(new Event('statechange')));
       return ctx;
@@ -1129,13 +1102,8 @@
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       // Before every frame (in documents that signalled 'video'): videos sought to the
       // frame's time, AudioContexts rendered up to it. Resolves with why an AudioContext
-      // could not be rendered ('' when all were) and how many videos' pictures are still
-      // behind their time (videosBehind).
-      syncVideos() {
-        return Promise.all([syncVideos(), audioFault()])
-            .then(([, fault]) => ({ fault, behind: videosBehind() }));
-      },
-      videosBehind() { return videosBehind(); },
+      // could not be rendered, '' when all were.
+      syncVideos() { return Promise.all([syncVideos(), audioFault()]).then(([, fault]) => fault); },
       // Where the film ends, at `ms` of film time: AudioContexts rendered on to it and past
       // it to the next render quantum, so the last frame's sound is whole.
       endAudio(ms) { return audioFault(ms); },

@@ -31,18 +31,15 @@
     return Math.round(Math.max(0, v)) & MASK;
   }
 
-  // Paints value as row r alone (a page whose own content shows through a row between).
-  window.paintCodeRow = function paintCodeRow(r, v) {
-    var c = ensureCanvas();
-    var value = code(v);
-    for (var b = 0; b < BITS; b++) {
-      c.fillStyle = (value >> (BITS - 1 - b)) & 1 ? '#fff' : '#000';
-      c.fillRect(b * CELL_W, r * CELL_H, CELL_W, CELL_H);
-    }
-  };
-
   window.paintCodes = function paintCodes(values) {
-    for (var r = 0; r < values.length; r++) window.paintCodeRow(r, values[r]);
+    var c = ensureCanvas();
+    for (var r = 0; r < values.length; r++) {
+      var value = code(values[r]);
+      for (var b = 0; b < BITS; b++) {
+        c.fillStyle = (value >> (BITS - 1 - b)) & 1 ? '#fff' : '#000';
+        c.fillRect(b * CELL_W, r * CELL_H, CELL_W, CELL_H);
+      }
+    }
   };
 
   // Paint zeros at once, so a frame drawn before the page's first paint reads 0 in every row
