@@ -10,33 +10,30 @@ if(NOT EXISTS "${stamp}" OR "${DIR}/package-lock.json" IS_NEWER_THAN "${stamp}")
   endif()
 endif()
 
-# Each of its 100 frames (25 fps, 4 s) shows its own number as the pages' 20-bit code.
-set(video "${DIR}/media/counter.webm")
-if(NOT EXISTS "${video}")
-  file(MAKE_DIRECTORY "${DIR}/media")
-  execute_process(
-    COMMAND "${FFMPEG}" -v error -y -f lavfi
-            -i "color=black:s=640x40:r=25:d=4,geq=lum='if(bitand(floor(N/pow(2\\,19-floor(X/32)))\\,1)\\,255\\,0)':cb=128:cr=128"
-            -c:v libvpx-vp9 -pix_fmt yuv420p -g 25 "${video}.tmp.webm"
-    RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "ffmpeg could not make ${video} (${rc})")
+# Makes media/NAME once with ffmpeg from a lavfi source and the encoder arguments after it
+# (written aside and renamed, so a stopped run leaves no half file).
+function(make_media name source)
+  set(out "${DIR}/media/${name}")
+  if(EXISTS "${out}")
+    return()
   endif()
-  file(RENAME "${video}.tmp.webm" "${video}")
-endif()
+  get_filename_component(ext "${name}" LAST_EXT)
+  file(MAKE_DIRECTORY "${DIR}/media")
+  execute_process(COMMAND "${FFMPEG}" -v error -y -f lavfi -i "${source}" ${ARGN} "${out}.tmp${ext}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ffmpeg could not make ${out} (${rc})")
+  endif()
+  file(RENAME "${out}.tmp${ext}" "${out}")
+endfunction()
+
+# Each of its 100 frames (25 fps, 4 s) shows its own number as the pages' 20-bit code.
+make_media(counter.webm
+  "color=black:s=640x40:r=25:d=4,geq=lum='if(bitand(floor(N/pow(2\\,19-floor(X/32)))\\,1)\\,255\\,0)':cb=128:cr=128"
+  -c:v libvpx-vp9 -pix_fmt yuv420p -g 25)
 
 # A 0.5 s mono 16-bit WAV at 48 kHz, silent but for a 1 ms click (48 samples of +-0.885)
 # at 50 ms: the sound pages play it and check_sound.py finds its onset.
-set(click "${DIR}/media/click.wav")
-if(NOT EXISTS "${click}")
-  file(MAKE_DIRECTORY "${DIR}/media")
-  execute_process(
-    COMMAND "${FFMPEG}" -v error -y -f lavfi
-            -i "aevalsrc=if(between(n\\,2400\\,2447)\\,if(mod(n\\,2)\\,-0.885\\,0.885)\\,0):s=48000:d=0.5"
-            -c:a pcm_s16le "${click}.tmp.wav"
-    RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "ffmpeg could not make ${click} (${rc})")
-  endif()
-  file(RENAME "${click}.tmp.wav" "${click}")
-endif()
+make_media(click.wav
+  "aevalsrc=if(between(n\\,2400\\,2447)\\,if(mod(n\\,2)\\,-0.885\\,0.885)\\,0):s=48000:d=0.5"
+  -c:a pcm_s16le)
