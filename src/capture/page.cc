@@ -52,8 +52,13 @@ int64_t LoadLeadMs(Rational fps) { return std::min(FrameTimeMillis(1, fps), kMax
 // "Driving the browser").
 constexpr int kScreenshotTries = 10;
 // Times a frame drawn without the page's animation frame is drawn again (each such redraw
-// is told: PageOptions::on_redrawn_frame).
-constexpr int kRedrawTries = 3;
+// is told: PageOptions::on_redrawn_frame), each after a pause that doubles from 1 ms up to
+// kRedrawPauseMax (about 0.4 s in all). Three at once were not enough beside two CPU hogs:
+// a View Transition starting at frame 30 of tests/pages/view-transition.html ran no
+// animation frame in four beginFrames in a row (Chromium holds rendering while it captures
+// the old state, until the page's update callback has run), and the render failed.
+constexpr int kRedrawTries = 10;
+constexpr std::chrono::milliseconds kRedrawPauseMax{100};
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
 // Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
@@ -1139,6 +1144,8 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
     if (tick.count == expected && tick.ms == film_ms) break;
     if (tick.count == ticks_run_ && !tick.leaving && redraws < kRedrawTries) {
       if (options_.on_redrawn_frame) options_.on_redrawn_frame();
+      // The page's tasks run meanwhile (its clock held): what it was busy with can finish.
+      std::this_thread::sleep_for(std::min(kRedrawPauseMax, std::chrono::milliseconds(1 << redraws)));
       continue;
     }
     if (tick.count <= ticks_run_) {
