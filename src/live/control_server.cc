@@ -24,9 +24,9 @@
 
 #include "base/percent_encoding.h"
 #include "base/pressure.h"
+#include "base/query.h"
 #include "base/thread.h"
 #include "http/prometheus.h"
-#include "http/query.h"
 #include "http/session.h"
 #include "http/token.h"
 #include "live/json_parse.h"
@@ -335,7 +335,7 @@ Result<Command> ParseCommand(CommandKind kind, const std::string& source, const 
 // The value of the first `key` in a query string, decoded ('+' kept: RFC 3986, as the
 // operator page encodes it); nullopt when absent or badly escaped.
 std::optional<std::string> QueryValue(std::string_view query, std::string_view key) {
-  for (const http::QueryPair& pair : http::SplitQuery(query)) {
+  for (const QueryPair& pair : SplitQuery(query)) {
     if (pair.name == key) return PercentDecode(pair.value, PlusSign::kItself);
   }
   return std::nullopt;

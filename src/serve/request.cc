@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "base/percent_encoding.h"
+#include "base/query.h"
 #include "base/utf8.h"
-#include "http/query.h"
 #include "http/url.h"
 
 namespace pagereel::serve {
@@ -61,7 +61,7 @@ bool HasControl(std::string_view text) {
 // application/x-www-form-urlencoded, as query strings and HTML forms write it: pairs
 // joined by '&', '+' for a space, %XX for any byte. A name given twice keeps its last value.
 Status AddForm(std::string_view text, Params& params) {
-  for (const http::QueryPair& pair : http::SplitQuery(text)) {
+  for (const QueryPair& pair : SplitQuery(text)) {
     std::optional<std::string> name = PercentDecode(pair.name, PlusSign::kSpace);
     std::optional<std::string> value = PercentDecode(pair.value, PlusSign::kSpace);
     if (!name || !value) return Bad("query", "has a % not followed by two hex digits");

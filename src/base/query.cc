@@ -1,6 +1,6 @@
-#include "http/query.h"
+#include "base/query.h"
 
-namespace pagereel::http {
+namespace pagereel {
 
 std::vector<QueryPair> SplitQuery(std::string_view query) {
   std::vector<QueryPair> pairs;
@@ -16,4 +16,4 @@ std::vector<QueryPair> SplitQuery(std::string_view query) {
   return pairs;
 }
 
-}  // namespace pagereel::http
+}  // namespace pagereel

@@ -1,14 +1,14 @@
-// Query strings as pagereel's servers read them: split into their name=value pairs, still
-// encoded (base/percent_encoding.h decodes them: '+' is a space in a query or form, itself
-// in a path segment). Pure; safe from any thread.
-#ifndef PAGEREEL_HTTP_QUERY_H_
-#define PAGEREEL_HTTP_QUERY_H_
+// Query strings as pagereel reads them (its servers' requests, srt:// URLs): split into their
+// name=value pairs, still encoded (base/percent_encoding.h decodes them: '+' is a space in a
+// query or form, itself in a path segment). Pure; safe from any thread.
+#ifndef PAGEREEL_BASE_QUERY_H_
+#define PAGEREEL_BASE_QUERY_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace pagereel::http {
+namespace pagereel {
 
 // One name=value pair of a query string, both still encoded.
 struct QueryPair {
@@ -20,6 +20,6 @@ struct QueryPair {
 // are skipped. The pairs point into `query`.
 std::vector<QueryPair> SplitQuery(std::string_view query);
 
-}  // namespace pagereel::http
+}  // namespace pagereel
 
-#endif  // PAGEREEL_HTTP_QUERY_H_
+#endif  // PAGEREEL_BASE_QUERY_H_

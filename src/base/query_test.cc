@@ -1,11 +1,11 @@
-#include "http/query.h"
+#include "base/query.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace pagereel::http {
+namespace pagereel {
 namespace {
 
 TEST(QueryTest, PairsComeInOrderStillEncodedWithoutEmptyOnes) {
@@ -26,4 +26,4 @@ TEST(QueryTest, PairsComeInOrderStillEncodedWithoutEmptyOnes) {
 }
 
 }  // namespace
-}  // namespace pagereel::http
+}  // namespace pagereel
