@@ -24,6 +24,9 @@ packages=(
   # Encoding, image decode.
   libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libspng-dev
+  # SRT outputs of `pagereel live` on their own socket (a dead receiver noticed in 1.5 s):
+  # the GnuTLS flavour, the libsrt Debian's FFmpeg already links.
+  libsrt-gnutls-dev
   # Parsing, CLI, text formatting, HTTP.
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost1.81-dev
   # Show files of `pagereel live` (TOML); its sources' sound: a private PulseAudio daemon

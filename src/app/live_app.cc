@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "app/render_app.h"
+#include "encode/srt_url.h"
 #include "http/url.h"
 #include "live/amcp_server.h"
 #include "live/control_server.h"
@@ -166,6 +167,10 @@ Result<live::OutputSpec> OutputForDestination(const std::string& destination, co
       s.sink.target += destination.find('?') == std::string::npos ? "?pkt_size=1316" : "&pkt_size=1316";
     }
   } else if (lower.rfind("srt://", 0) == 0) {
+    // Its options too: one pagereel does not know (a mistyped passphrase) is refused by name.
+    if (Result<encode::SrtUrl> srt = encode::ParseSrtUrl(destination); !srt.ok()) {
+      return InvalidArgumentError("output " + std::string(srt.status().message()));
+    }
     url(Container::kMpegTs);
   } else if (lower.rfind("rtmp://", 0) == 0) {
     url(Container::kFlv);

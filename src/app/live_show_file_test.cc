@@ -298,6 +298,33 @@ TEST(OutputForDestinationTest, StreamUrlsWithABadOrMissingPortAreRefused) {
   }
 }
 
+// An srt:// URL's options are read at start: a misspelt or out-of-range one is refused,
+// named, before the show starts (through libavformat a misspelt passphrase was ignored and
+// the show went out unencrypted).
+TEST(OutputForDestinationTest, SrtOptionsAreCheckedAtStart) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"srt://127.0.0.1:9000?pasphrase=0123456789ab", "unknown SRT option 'pasphrase'"},
+      {"srt://127.0.0.1:9000?passphrase=short", "10 to 79 characters"},
+      {"srt://127.0.0.1:9000?latency=abc", "latency=abc"},
+      {"srt://127.0.0.1:9000?mode=server", "mode=server"},
+      {"srt://127.0.0.1:9000?pbkeylen=20", "16, 24 or 32"},
+      {"srt://127.0.0.1:9000?transtype=file", "live mode"},
+      {"srt://127.0.0.1:9000?latency", "option latency=: give a whole number"},
+      {"srt://127.0.0.1:9000?mode=rendezvous", "not supported"},
+  };
+  for (const auto& [url, says] : bad) {
+    Result<live::OutputSpec> out = OutputForDestination(url);
+    ASSERT_FALSE(out.ok()) << url;
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << url;
+    EXPECT_NE(std::string(out.status().message()).find(says), std::string::npos) << out.status().message();
+  }
+  for (const char* good : {"srt://127.0.0.1:9000?latency=200000&passphrase=0123456789ab&pbkeylen=32",
+                           "srt://[::1]:9000?streamid=%23!::r=live&peeridletimeo=3000",
+                           "srt://:9000?mode=listener&listen_timeout=5000000"}) {
+    EXPECT_TRUE(OutputForDestination(good).ok()) << good << ": " << OutputForDestination(good).status().ToString();
+  }
+}
+
 TEST_F(ShowFileTest, OutputAlphaIsReadAndCheckedAgainstTheCodecAndContainer) {
   const std::string head = "[[sources]]\nid = \"bug\"\nurl = \"bug.html\"\n[[outputs]]\n";
   Result<live::ShowSpec> show = LoadShowFile(Write("a.toml", head + "to = \"srt://127.0.0.1:9000\"\nalpha = \"key+fill\"\n"));

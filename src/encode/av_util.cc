@@ -198,6 +198,15 @@ int AvMuxer::WriteToMemory(void* opaque, uint8_t* data, int size) {
   return size;
 }
 
+int AvMuxer::WriteToSrt(void* opaque, uint8_t* data, int size) {
+  auto* self = static_cast<AvMuxer*>(opaque);
+  if (!self->memory_status_.ok()) return AVERROR(EIO);
+  self->memory_status_ = self->srt_->Send(std::span<const uint8_t>(data, static_cast<size_t>(size)));
+  if (!self->memory_status_.ok()) return AVERROR(EIO);
+  self->memory_bytes_ += size;
+  return size;
+}
+
 int AvMuxer::Interrupted(void* opaque) {
   auto* self = static_cast<AvMuxer*>(opaque);
   return self->should_stop_ && self->should_stop_() ? 1 : 0;
@@ -235,7 +244,7 @@ int AvMuxer::CloseCounted(AVFormatContext* s, AVIOContext* pb) {
 }
 
 int64_t AvMuxer::bytes_written() const {
-  if (sink_.kind == Sink::Kind::kMemory) return memory_bytes_;
+  if (sink_.kind == Sink::Kind::kMemory || srt_) return memory_bytes_;
   if (memory_file_) return static_cast<int64_t>(memory_file_->bytes.size());
   if (own_open_ != nullptr) {
     return segment_bytes_ + (open_segment_ != nullptr ? avio_tell(open_segment_) : 0);
@@ -300,6 +309,8 @@ Status AvMuxer::Start(AVDictionary** muxer_options, AVDictionary** protocol_opti
   if (!(format_->oformat->flags & AVFMT_NOFILE)) {
     if (sink_.kind == Sink::Kind::kMemory || sink_.kind == Sink::Kind::kMemoryFile) {
       PR_RETURN_IF_ERROR(OpenMemory());
+    } else if (sink_.kind == Sink::Kind::kUrl && write_path_.rfind("srt://", 0) == 0 && SrtSender::Available()) {
+      PR_RETURN_IF_ERROR(OpenSrt(protocol_options));
     } else {
       int err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
                            &format_->interrupt_callback, protocol_options);
@@ -314,6 +325,35 @@ Status AvMuxer::Start(AVDictionary** muxer_options, AVDictionary** protocol_opti
     if (!memory_status_.ok()) return memory_status_;
     return AvError("writing the header of " + write_path_, err);
   }
+  return Status::Ok();
+}
+
+Status AvMuxer::OpenSrt(AVDictionary** protocol_options) {
+  std::vector<std::pair<std::string, std::string>> extra;
+  const AVDictionaryEntry* entry = nullptr;
+  while (protocol_options != nullptr &&
+         (entry = av_dict_get(*protocol_options, "", entry, AV_DICT_IGNORE_SUFFIX)) != nullptr) {
+    extra.emplace_back(entry->key, entry->value);
+  }
+  PR_ASSIGN_OR_RETURN(SrtUrl url, ParseSrtUrl(write_path_, extra));
+  Result<std::unique_ptr<SrtSender>> sender = SrtSender::Open(url, should_stop_);
+  if (!sender.ok()) {
+    return Status(sender.status().code(), "connecting to " + write_path_ + ": " + std::string(sender.status().message()));
+  }
+  srt_ = std::move(sender).value();
+  // A buffer of one SRT message: the muxer's bytes leave in messages of the payload size (7
+  // transport packets), and a packet's tail as a shorter one when the muxer flushes.
+  const int size = srt_->payload_size();
+  auto* buffer = static_cast<uint8_t*>(av_malloc(static_cast<size_t>(size)));
+  if (buffer == nullptr) return ResourceExhaustedError("no memory for an output buffer");
+  memory_io_ = avio_alloc_context(buffer, size, 1, this, nullptr, &AvMuxer::WriteToSrt, nullptr);
+  if (memory_io_ == nullptr) {
+    av_free(buffer);
+    return ResourceExhaustedError("no memory for an output buffer");
+  }
+  memory_io_->max_packet_size = size;
+  format_->pb = memory_io_;
+  format_->flags |= AVFMT_FLAG_CUSTOM_IO;
   return Status::Ok();
 }
 
@@ -362,6 +402,7 @@ Status AvMuxer::Finish() {
   if (memory_io_ != nullptr) {
     avio_flush(memory_io_);
     if (!memory_status_.ok()) return memory_status_;
+    if (srt_) srt_->Close();  // Once the receiver can have played out every frame sent.
     if (memory_file_) {
       PR_RETURN_IF_ERROR(sink_.write(std::span<const uint8_t>(memory_file_->bytes)));
       memory_file_.reset();

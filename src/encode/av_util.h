@@ -18,6 +18,7 @@ extern "C" {
 #include <vector>
 
 #include "base/status.h"
+#include "encode/srt_sender.h"
 #include "encode/stream.h"
 
 namespace pagereel::encode {
@@ -93,6 +94,9 @@ class AvMuxer {
  private:
   struct MemoryFile;
   static int WriteToMemory(void* opaque, uint8_t* data, int size);
+  static int WriteToSrt(void* opaque, uint8_t* data, int size);
+  // srt:// through pagereel's own SRT socket (srt_sender.h), when built with libsrt.
+  Status OpenSrt(AVDictionary** protocol_options);
   static int Interrupted(void* opaque);
   static int OpenCounted(AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
                          AVDictionary** options);
@@ -105,6 +109,7 @@ class AvMuxer {
   std::unique_ptr<AVFormatContext, FormatContextFree> format_;
   AVIOContext* memory_io_ = nullptr;  // kMemory, kMemoryFile: ours, freed after format_.
   std::unique_ptr<MemoryFile> memory_file_;  // kMemoryFile.
+  std::unique_ptr<SrtSender> srt_;  // srt:// with libsrt; memory_io_ writes to it.
   Status memory_status_;  // The first error the memory sink's writer returned.
   int64_t memory_bytes_ = 0;
   int64_t closed_bytes_ = 0;  // What the file held when Finish() closed it.

@@ -374,6 +374,56 @@ TEST_F(OutputsTest, ADeadSrtReceiverDoesNotStallAFileOnTheSameEncoder) {
   EXPECT_EQ(video->pts_seconds.size(), 150u);
 }
 
+// A receiver killed without a word (no shutdown sent) is noticed within the peer-idle time,
+// 1.5 s by default: the output reads disconnected, says why, and counts no more frames as
+// sent. Through libavformat's SRT it read connected, and counted frames, for SRT's default
+// 5 s (125 ticks at 25 fps).
+TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
+  const int port = FreePort(SOCK_DGRAM);
+  auto receiver = std::make_unique<Receiver>(std::vector<std::string>{
+      "-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", "-c", "copy",
+      (scratch_.path() / "killed.ts").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ShowSpec show = Show("srt://127.0.0.1:" + std::to_string(port), encode::Container::kMpegTs);
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ShowStatus at_kill;
+  ShowStatus later;
+  std::atomic<bool> done{false};
+  std::jthread killer([&] {
+    while ((*engine)->CurrentStatus().outputs[0].frames < 25) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    at_kill = (*engine)->CurrentStatus();
+    receiver->Kill();
+    // 3.5 s of ticks after the kill: past the 1.5 s peer-idle time with room for a loaded
+    // machine, well short of SRT's own 5 s.
+    while ((*engine)->CurrentStatus().clock.ticks < at_kill.clock.ticks + 88) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    later = (*engine)->CurrentStatus();
+    done = true;
+  });
+  ASSERT_TRUE((*engine)->Run(500, &done).ok());
+  killer.join();
+  ASSERT_TRUE(at_kill.outputs[0].connected);
+  EXPECT_FALSE(later.outputs[0].connected) << "still connected " << later.clock.ticks - at_kill.clock.ticks
+                                           << " ticks after the receiver was killed";
+  // Counted as sent after the kill: what left before the peer-idle time ran out (37 ticks at
+  // 1.5 s), not the 125 of SRT's default.
+  EXPECT_LT(later.outputs[0].frames - at_kill.outputs[0].frames, 63);
+  EXPECT_NE(later.outputs[0].last_error.find("gone"), std::string::npos) << later.outputs[0].last_error;
+}
+
+// An srt:// URL's options are checked before anything is sent: one pagereel does not know
+// (a mistyped passphrase would send the show in the clear) is refused by name.
+TEST_F(OutputsTest, AnUnknownSrtOptionIsRefusedByName) {
+  ShowSpec show = Show("srt://127.0.0.1:9?pasphrase=0123456789abc", encode::Container::kMpegTs);
+  show.as_run_log = (scratch_.path() / "asrun.log").string();
+  ShowStatus status = Run(show, 10);
+  EXPECT_EQ(status.outputs[0].frames, 0);
+  EXPECT_NE(status.outputs[0].last_error.find("unknown SRT option 'pasphrase'"), std::string::npos)
+      << status.outputs[0].last_error;
+}
+
 // fps and bitrate are now's, not the show's average: an output whose receiver went away
 // reads 0 while the file beside it reads the program's rate.
 TEST_F(OutputsTest, RatesAreCurrentAndAGoneReceiverReadsZero) {
