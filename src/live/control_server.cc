@@ -106,6 +106,16 @@ std::string RedactTarget(const std::string& target) {
   return out;
 }
 
+// `text` (an output's error) with every mention of its target redacted.
+std::string RedactIn(std::string text, const std::string& target) {
+  if (target.empty()) return text;
+  const std::string hidden = RedactTarget(target);
+  for (size_t at = text.find(target); at != std::string::npos; at = text.find(target, at + hidden.size())) {
+    text.replace(at, target.size(), hidden);
+  }
+  return text;
+}
+
 json PressureJson(std::string_view text) {
   if (text.empty()) return nullptr;
   Result<Pressure> p = ParsePressure(text);
@@ -174,7 +184,7 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
                        {"encoder", o.encoder},
                        {"reconnects", o.reconnects},
                        {"connected", o.connected},
-                       {"lastError", o.last_error}});
+                       {"lastError", RedactIn(o.last_error, o.target)}});
   }
   return {{"sources", std::move(sources)},
           {"clock",

@@ -733,10 +733,12 @@ ShowStatus SampleStatus() {
   OutputStatus rtmp;
   rtmp.id = "stream";
   rtmp.target = "rtmp://user:pw@live.example.com/app/SECRETKEY";
+  rtmp.last_error = "connecting to rtmp://user:pw@live.example.com/app/SECRETKEY: Connection refused";
   st.outputs.push_back(rtmp);
   OutputStatus srt;
   srt.id = "srt";
   srt.target = "srt://10.0.0.1:9000?mode=caller&passphrase=hunter22hunter22";
+  srt.last_error = "connecting to srt://10.0.0.1:9000?mode=caller&passphrase=hunter22hunter22: Incorrect passphrase";
   st.outputs.push_back(srt);
   OutputStatus file;
   file.id = "file";
@@ -770,6 +772,11 @@ TEST(ControlFormatTest, StatusHidesSecretsInOutputTargets) {
   EXPECT_EQ(st["outputs"][0]["target"], "rtmp://***@live.example.com/app/***");
   EXPECT_EQ(st["outputs"][1]["target"], "srt://10.0.0.1:9000?mode=caller&passphrase=***");
   EXPECT_EQ(st["outputs"][2]["target"], "/var/show/program.mp4");
+  // Errors name the target as the output was given: hidden there too (they showed the
+  // stream key and the SRT passphrase in plain).
+  EXPECT_EQ(st["outputs"][0]["lastError"], "connecting to rtmp://***@live.example.com/app/***: Connection refused");
+  EXPECT_EQ(st["outputs"][1]["lastError"],
+            "connecting to srt://10.0.0.1:9000?mode=caller&passphrase=***: Incorrect passphrase");
   EXPECT_TRUE(st["sources"][0]["lastPaintTsMs"].is_null());  // No picture yet.
   EXPECT_TRUE(json::parse(StatusJson(SampleStatus(), ""))["psi"].is_null());
 }

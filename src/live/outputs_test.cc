@@ -413,6 +413,35 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   EXPECT_NE(later.outputs[0].last_error.find("gone"), std::string::npos) << later.outputs[0].last_error;
 }
 
+// An encrypted SRT stream: an ffmpeg listener with the same passphrase and stream id gets
+// the program; one with another passphrase refuses the connection, and the output says why.
+TEST_F(OutputsTest, AnEncryptedSrtStreamReachesAListenerWithThePassphrase) {
+  const int port = FreePort(SOCK_DGRAM);
+  const fs::path got = scratch_.path() / "secret.ts";
+  const std::string options = "passphrase=correct-horse-battery&pbkeylen=32";
+  Receiver receiver({"-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener&" + options, "-c", "copy",
+                     got.string()});
+  ASSERT_TRUE(receiver.running());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ShowStatus status = Run(
+      Show("srt://127.0.0.1:" + std::to_string(port) + "?" + options + "&streamid=%23!::r=show", encode::Container::kMpegTs),
+      75);
+  EXPECT_GE(status.outputs[0].frames, 70) << status.outputs[0].last_error;
+  receiver.Stop(/*wait_for_end=*/true);
+  ExpectReceived(got, 60);
+
+  const int other = FreePort(SOCK_DGRAM);
+  Receiver wrong({"-i", "srt://127.0.0.1:" + std::to_string(other) + "?mode=listener&passphrase=another-secret-1",
+                  "-c", "copy", (scratch_.path() / "wrong.ts").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  status = Run(Show("srt://127.0.0.1:" + std::to_string(other) + "?" + options, encode::Container::kMpegTs), 50);
+  EXPECT_EQ(status.outputs[0].frames, 0);
+  EXPECT_FALSE(status.outputs[0].connected);
+  EXPECT_FALSE(status.outputs[0].last_error.empty());
+  EXPECT_NE(status.outputs[0].last_error.find("srt://127.0.0.1:" + std::to_string(other)), std::string::npos)
+      << status.outputs[0].last_error;
+}
+
 // An srt:// URL's options are checked before anything is sent: one pagereel does not know
 // (a mistyped passphrase would send the show in the clear) is refused by name.
 TEST_F(OutputsTest, AnUnknownSrtOptionIsRefusedByName) {
