@@ -71,6 +71,17 @@ TEST_F(LivePageTest, AnimationFramesRunAtTheShowsInstants) {
       "times.push(t);document.body.style.background='rgb('+(times.length*10%256)+',0,0)';"
       "requestAnimationFrame(f)})</script></body>");
   ASSERT_NE(page, nullptr);
+  // The first beginFrames after a load may run no animation frame while Chromium still holds
+  // the new document's first paint: one in a quiet full suite run (2026-12-02), two at
+  // times beside two CPU hogs (times [92.2, 132.3, ..., 372.2] of 10 beginFrames). The
+  // engine holds a new page's first pictures back for that (engine.cc, kHeldPictures); what
+  // is checked here is every beginFrame once the page runs.
+  for (int i = 0; i < 100; ++i) {
+    Run(*page, 1);
+    auto ran = page->Evaluate("times.length");
+    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+    if (*ran != "0") break;
+  }
   std::vector<LiveFrame> frames = Run(*page, 10);
   int shots = 0;
   for (const LiveFrame& f : frames) shots += f.screenshot.has_value() ? 1 : 0;
@@ -88,11 +99,8 @@ TEST_F(LivePageTest, AnimationFramesRunAtTheShowsInstants) {
     pos = comma == std::string::npos ? list.size() : comma + 1;
   }
   // One animation frame per beginFrame, 40 ms of show time apart (Chromium coarsens the
-  // page's clock by up to 0.1 ms), none missing after the first. The first beginFrame after
-  // the load may run none: seen once in a full quiet suite run (2026-12-02, times
-  // [83.2, 123.2, ..., 403.2]), as the first beginFrame after a load is the one that also
-  // comes back without its screenshot (capture/page.cc, kScreenshotTries).
-  ASSERT_GE(t.size(), 9u) << *times;
+  // page's clock by up to 0.1 ms), none missing.
+  ASSERT_EQ(t.size(), 10u) << *times;
   for (size_t i = 1; i < t.size(); ++i) EXPECT_NEAR(t[i] - t[i - 1], 40.0, 0.2) << *times;
 }
 
