@@ -253,6 +253,11 @@ int64_t AvMuxer::bytes_written() const {
   return avio_tell(format_->pb);
 }
 
+std::optional<int64_t> AvMuxer::unacknowledged_from() const {
+  if (!srt_) return std::nullopt;
+  return srt_->unacknowledged_from();
+}
+
 Status AvMuxer::Create(const char* format_name) {
   AVFormatContext* fmt = nullptr;
   int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, write_path_.c_str());

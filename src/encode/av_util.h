@@ -13,6 +13,7 @@ extern "C" {
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ class AvMuxer {
   // Bytes written to the sink so far; for muxers that open files of their own (HLS), the
   // bytes of the segments written so far.
   int64_t bytes_written() const;
+  // For an SRT sink: where the bytes its receiver has not acknowledged begin (as
+  // bytes_written() counts them); nullopt for other sinks, or when all are acknowledged.
+  std::optional<int64_t> unacknowledged_from() const;
 
  private:
   struct MemoryFile;

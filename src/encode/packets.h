@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,9 @@ class PacketMuxer {
   virtual Status Finish() = 0;
   // Bytes written to the sink so far (HLS: the segments' bytes).
   virtual int64_t bytes_written() const = 0;
+  // Where, in those bytes, what the receiver has not acknowledged begins (SRT); nullopt
+  // for sinks that do not acknowledge, or when all is acknowledged.
+  virtual std::optional<int64_t> unacknowledged_from() const = 0;
 };
 
 }  // namespace pagereel::encode

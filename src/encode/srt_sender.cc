@@ -263,18 +263,23 @@ Status SrtSender::Send(std::span<const uint8_t> message) {
     if (srt_bstats(socket_, &stats, 0) == 0 && stats.pktRecvACKTotal != acks_) {
       acks_ = stats.pktRecvACKTotal;
       waiting_since_.reset();
+      waiting_from_.reset();
     } else if (waiting_since_ && now - *waiting_since_ > peer_idle_) {
       return UnavailableError("the receiver at " + name_ + " is gone (it acknowledged nothing for " +
                               std::to_string(peer_idle_.count()) + " ms: peeridletimeo)");
     }
   }
-  if (!waiting_since_) waiting_since_ = now;
+  if (!waiting_since_) {
+    waiting_since_ = now;
+    waiting_from_ = bytes_sent_;
+  }
   const Clock::time_point give_up = now + send_timeout_;
   for (;;) {
     const int sent = srt_sendmsg2(socket_, reinterpret_cast<const char*>(message.data()),
                                   static_cast<int>(message.size()), nullptr);
     if (sent != SRT_ERROR) {
       last_send_ = Clock::now();
+      bytes_sent_ += static_cast<int64_t>(message.size());
       return Status::Ok();
     }
     const int code = srt_getlasterror(nullptr);

@@ -49,6 +49,10 @@ class SrtSender {
   void Close();
 
   int payload_size() const { return payload_size_; }
+  // Bytes sent so far, and where the data not yet seen acknowledged begins (nullopt: all of
+  // it acknowledged, as last looked at): what a receiver that went away never got.
+  int64_t bytes_sent() const { return bytes_sent_; }
+  std::optional<int64_t> unacknowledged_from() const { return waiting_from_; }
 
  private:
   SrtSender() = default;
@@ -66,6 +70,8 @@ class SrtSender {
   int acks_ = 0;
   std::chrono::steady_clock::time_point next_check_{};
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;
+  std::optional<int64_t> waiting_from_;  // bytes_sent_ when waiting_since_ was set.
+  int64_t bytes_sent_ = 0;
   std::function<bool()> should_stop_;
   std::string name_;  // host:port, for messages.
 };

@@ -55,6 +55,9 @@ constexpr milliseconds kErrorLogEvery{1'000};
 // Waits between attempts to relaunch a browser or reopen an output: doubled each time.
 constexpr milliseconds kFirstBackoff{250};
 constexpr milliseconds kMaxBackoff{5'000};
+// Frames an output remembers the end of, to take back those a receiver that went away never
+// acknowledged (17 s at 60 fps: more than any peer-idle time a show would set).
+constexpr size_t kFrameEndsKept = 1024;
 // How long outputs may take to send what they hold when a show ends.
 constexpr milliseconds kDrainTimeout{10'000};
 // Template calls kept per source to replay after a restart.
@@ -1217,10 +1220,23 @@ void Engine::Impl::OutputLoop(Output& out) {
   // An output starts, and starts again after a gap, at a tick whose packets are keyframes.
   bool wait_for_keyframe = true;
   encode::LibavLogCapture libav_lines;  // libav's lines about this output, for last_error.
+  // The sink's byte count after each frame written on this connection (the last few
+  // seconds'): a receiver that acknowledges (SRT) and went away never got the frames that
+  // end past the last byte it acknowledged.
+  std::deque<int64_t> frame_ends;
   auto fail = [&](const Status& status) {
     std::string message(status.message());
     const std::string said = libav_lines.Last();
     if (!said.empty() && message.find(said) == std::string::npos) message += " (libav: " + said + ")";
+    if (const std::optional<int64_t> from = out.muxer ? out.muxer->unacknowledged_from() : std::nullopt) {
+      const int64_t lost = std::count_if(frame_ends.begin(), frame_ends.end(), [&](int64_t end) { return end > *from; });
+      if (lost > 0) {
+        out.frames -= lost;
+        out.dropped += lost;
+        message += "; the " + std::to_string(lost) + " frames sent since its last acknowledgement count as dropped";
+      }
+    }
+    frame_ends.clear();
     {
       MutexLock lock(&out.mu);
       out.last_error = message;
@@ -1285,6 +1301,10 @@ void Engine::Impl::OutputLoop(Output& out) {
     }
     if (!end) out.frames++;
     out.bytes = out.muxer->bytes_written();
+    if (!end) {
+      frame_ends.push_back(out.bytes.load());
+      if (frame_ends.size() > kFrameEndsKept) frame_ends.pop_front();
+    }
     out.rate.Add(clock_.MonotonicNs(), out.frames.load(), out.bytes.load());
   }
   if (out.muxer) {

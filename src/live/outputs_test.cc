@@ -375,8 +375,8 @@ TEST_F(OutputsTest, ADeadSrtReceiverDoesNotStallAFileOnTheSameEncoder) {
 }
 
 // A receiver killed without a word (no shutdown sent) is noticed within the peer-idle time,
-// 1.5 s by default: the output reads disconnected, says why, and counts no more frames as
-// sent. Through libavformat's SRT it read connected, and counted frames, for SRT's default
+// 1.5 s by default: the output reads disconnected, says why, and the frames sent after the
+// receiver's last acknowledgement count as dropped, not sent. Through libavformat's SRT it read connected, and counted frames, for SRT's default
 // 5 s (125 ticks at 25 fps).
 TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   const int port = FreePort(SOCK_DGRAM);
@@ -407,10 +407,14 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   ASSERT_TRUE(at_kill.outputs[0].connected);
   EXPECT_FALSE(later.outputs[0].connected) << "still connected " << later.clock.ticks - at_kill.clock.ticks
                                            << " ticks after the receiver was killed";
-  // Counted as sent after the kill: what left before the peer-idle time ran out (37 ticks at
-  // 1.5 s), not the 125 of SRT's default.
-  EXPECT_LT(later.outputs[0].frames - at_kill.outputs[0].frames, 63);
+  // What the receiver never acknowledged is not counted as sent: only frames that could
+  // have left before the kill (a tick or two in flight), not the 37 ticks of the peer-idle
+  // time (125 with SRT's default); they count as dropped.
+  EXPECT_LE(later.outputs[0].frames - at_kill.outputs[0].frames, 3);
+  EXPECT_GE(later.outputs[0].dropped, 30);
   EXPECT_NE(later.outputs[0].last_error.find("gone"), std::string::npos) << later.outputs[0].last_error;
+  EXPECT_NE(later.outputs[0].last_error.find("since its last acknowledgement count as dropped"), std::string::npos)
+      << later.outputs[0].last_error;
 }
 
 // An encrypted SRT stream: an ffmpeg listener with the same passphrase and stream id gets
