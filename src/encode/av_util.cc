@@ -317,6 +317,11 @@ Status AvMuxer::Start(AVDictionary** muxer_options, AVDictionary** protocol_opti
     } else if (sink_.kind == Sink::Kind::kUrl && write_path_.rfind("srt://", 0) == 0 && SrtSender::Available()) {
       PR_RETURN_IF_ERROR(OpenSrt(protocol_options));
     } else {
+      // Without libsrt, libavformat's SRT sends it, but the URL's options are checked all the
+      // same: libavformat would ignore one it does not know (a misspelt passphrase).
+      if (sink_.kind == Sink::Kind::kUrl && write_path_.rfind("srt://", 0) == 0) {
+        PR_RETURN_IF_ERROR(ParseSrtUrl(write_path_).status());
+      }
       int err = avio_open2(&format_->pb, write_path_.c_str(), AVIO_FLAG_WRITE,
                            &format_->interrupt_callback, protocol_options);
       if (err < 0) {
