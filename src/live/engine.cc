@@ -292,6 +292,12 @@ class RateWindow {
     samples_.push_back({now_ns, frames, bytes});
     while (samples_.size() > 2 && samples_[1].ns <= now_ns - kWindowNs) samples_.pop_front();
   }
+  // Forgets the samples: a sink that failed starts its rate afresh (its frame count may
+  // have been taken back, and it reads 0 while it sends nothing).
+  void Clear() {
+    MutexLock lock(&mu_);
+    samples_.clear();
+  }
   // Frames/s and bytes/s between the newest sample at least a window old (or the oldest)
   // and (now, frames, bytes).
   std::pair<double, double> Rate(int64_t now_ns, int64_t frames, int64_t bytes) const {
@@ -1224,6 +1230,7 @@ void Engine::Impl::OutputLoop(Output& out) {
   // seconds'): a receiver that acknowledges (SRT) and went away never got the frames that
   // end past the last byte it acknowledged.
   std::deque<int64_t> frame_ends;
+  int64_t earlier_bytes = 0;  // What the sinks of earlier connections took.
   auto fail = [&](const Status& status) {
     std::string message(status.message());
     const std::string said = libav_lines.Last();
@@ -1237,6 +1244,8 @@ void Engine::Impl::OutputLoop(Output& out) {
       }
     }
     frame_ends.clear();
+    if (out.muxer) earlier_bytes += out.muxer->bytes_written();
+    out.rate.Clear();
     {
       MutexLock lock(&out.mu);
       out.last_error = message;
@@ -1300,16 +1309,17 @@ void Engine::Impl::OutputLoop(Output& out) {
       continue;
     }
     if (!end) out.frames++;
-    out.bytes = out.muxer->bytes_written();
+    const int64_t connection_bytes = out.muxer->bytes_written();
+    out.bytes = earlier_bytes + connection_bytes;
     if (!end) {
-      frame_ends.push_back(out.bytes.load());
+      frame_ends.push_back(connection_bytes);
       if (frame_ends.size() > kFrameEndsKept) frame_ends.pop_front();
     }
     out.rate.Add(clock_.MonotonicNs(), out.frames.load(), out.bytes.load());
   }
   if (out.muxer) {
     out.final_status = out.muxer->Finish();
-    out.bytes = out.muxer->bytes_written();
+    out.bytes = earlier_bytes + out.muxer->bytes_written();
     if (!out.final_status.ok()) {
       out.final_status = Status(out.final_status.code(), "output " + out.spec.id + ": " +
                                                              std::string(out.final_status.message()));

@@ -95,7 +95,7 @@ struct OutputStatus {
   int64_t dropped = 0;    // Ticks it did not write (a queue full, disconnected, waiting
                           // for a keyframe after either).
   int64_t queue_depth = 0;
-  int64_t bytes = 0;        // Written to the sink (HLS: its segments).
+  int64_t bytes = 0;        // Written to its sinks, every connection (HLS: its segments).
   double fps = 0;           // Ticks written per second, over the last 2 s.
   double bitrate_kbps = 0;  // Over the last 2 s.
   int encoder = 0;          // Outputs with the same number share one encoder.

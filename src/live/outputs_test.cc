@@ -391,6 +391,7 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ShowStatus at_kill;
   ShowStatus later;
+  ShowStatus again;
   std::atomic<bool> done{false};
   std::jthread killer([&] {
     while ((*engine)->CurrentStatus().outputs[0].frames < 25) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -402,6 +403,18 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     later = (*engine)->CurrentStatus();
+    // A new receiver on the same port: the output calls again and goes on.
+    receiver = std::make_unique<Receiver>(std::vector<std::string>{
+        "-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", "-c", "copy",
+        (scratch_.path() / "again.ts").string()});
+    auto on_again = [&] {
+      const OutputStatus o = (*engine)->CurrentStatus().outputs[0];
+      return o.frames >= later.outputs[0].frames + 25 && o.fps > 0;
+    };
+    while (!on_again() && (*engine)->CurrentStatus().clock.ticks < 450) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    again = (*engine)->CurrentStatus();
     done = true;
   });
   ASSERT_TRUE((*engine)->Run(500, &done).ok());
@@ -417,6 +430,15 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   EXPECT_NE(later.outputs[0].last_error.find("gone"), std::string::npos) << later.outputs[0].last_error;
   EXPECT_NE(later.outputs[0].last_error.find("since its last acknowledgement count as dropped"), std::string::npos)
       << later.outputs[0].last_error;
+  // The rate starts afresh rather than going below 0 with the frames taken back.
+  EXPECT_EQ(later.outputs[0].fps, 0);
+  EXPECT_EQ(later.outputs[0].bitrate_kbps, 0);
+  // Called again: bytes count every connection's (they went back to the new one's alone).
+  EXPECT_TRUE(again.outputs[0].connected);
+  EXPECT_EQ(again.outputs[0].reconnects, 1);
+  EXPECT_GE(again.outputs[0].frames, later.outputs[0].frames + 25);
+  EXPECT_GT(again.outputs[0].bytes, later.outputs[0].bytes);
+  EXPECT_GT(again.outputs[0].fps, 0);
 }
 
 // An encrypted SRT stream: an ffmpeg listener with the same passphrase and stream id gets
