@@ -1179,11 +1179,25 @@ Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, in
   return Status::Ok();
 }
 
+Result<cdp::Message> Page::BeginFrameOnce(const std::string& params, int64_t index) {
+  Result<cdp::Message> reply = session_->BeginFrame(params);
+  if (reply.ok() || reply.status().code() != StatusCode::kDeadlineExceeded) return reply;
+  // Was it the page? A script that does not end leaves the page unable to answer; a page
+  // that answers at once was idle while the browser did not finish the frame (seen once in
+  // a suite run beside two CPU hogs, a View Transition's frame 31 unanswered for 30 s).
+  Result<cdp::Message> alive =
+      session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), std::chrono::seconds(1));
+  if (!alive.ok()) return reply;
+  return UnavailableError("the browser did not finish frame " + std::to_string(index) + " of " + name_ +
+                          " within " + SecondsText(options_.timeout) +
+                          " while the page's script was idle (the browser hung, not the page)");
+}
+
 Status Page::SendBeginFrame(const std::string& params, EncodedFrame* screenshot,
                             int64_t index) {
-  if (screenshot == nullptr) return session_->BeginFrame(params).status();
+  if (screenshot == nullptr) return BeginFrameOnce(params, index).status();
   for (int attempt = 0; attempt < kScreenshotTries; ++attempt) {
-    PR_ASSIGN_OR_RETURN(cdp::Message reply, session_->BeginFrame(params));
+    PR_ASSIGN_OR_RETURN(cdp::Message reply, BeginFrameOnce(params, index));
     if (!cdp::Has(reply, {"result", "screenshotData"})) continue;
     PR_ASSIGN_OR_RETURN(*screenshot, TakeScreenshot(std::move(reply), {"result", "screenshotData"},
                                                     index, screenshot_format()));

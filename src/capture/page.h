@@ -205,6 +205,9 @@ class Page {
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
   Status SendBeginFrame(const std::string& params, EncodedFrame* screenshot, int64_t index);
+  // One beginFrame. One that got no answer while the page's script still answers is the
+  // browser's hang, not the page's: kUnavailable, which a render retries on a fresh browser.
+  Result<cdp::Message> BeginFrameOnce(const std::string& params, int64_t index);
   // The page's count of animation frames once it reaches `expected` (or after a wait,
   // whatever it is), and the film time of the last.
   struct TickReport {

@@ -2,10 +2,13 @@
 #include "render/renderer.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -528,6 +531,56 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   ASSERT_TRUE(va.ok() && vb.ok());
   ASSERT_EQ(vb->rgb.size(), 60u);
   for (size_t n = 0; n < 60; ++n) ASSERT_TRUE(va->rgb[n] == vb->rgb[n]) << "frame " << n;
+}
+
+// The browser hangs, not the page: its GPU process (where frames are drawn and read back)
+// stopped, a beginFrame goes unanswered while the page's script is idle. The segment is
+// retried on a fresh browser and the film is that of an undisturbed render. (Before, the
+// render failed "stopped responding ... a script that does not end?", as a View
+// Transition's frame did once beside two CPU hogs.)
+TEST_F(RendererTest, ALaneWhoseBrowserHangsIsRetriedAndTheFilmIsUnchanged) {
+  RenderOptions clean = Options("timecode.html", "steady.mp4");
+  clean.frames = 30;
+  clean.lanes = 1;
+  Result<RenderStats> a = Render(clean);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+
+  RenderOptions hung = Options("timecode.html", "hung.mp4");
+  hung.frames = 30;
+  hung.lanes = 1;
+  hung.page.timeout = std::chrono::seconds(3);
+  std::atomic<int> stopped{0};
+  hung.on_progress = [&](const Progress& p) {
+    if (p.frames_done < 10 || stopped.load() != 0) return;
+    std::vector<pid_t> browsers = browser::LiveBrowserGroups();
+    ASSERT_EQ(browsers.size(), 1u);
+    // The browser's GPU process: in the browser's process group, "--type=gpu-process".
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = std::stoi(name);
+      if (::getpgid(pid) != browsers.front()) continue;
+      std::ifstream in(entry.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmdline.find("--type=gpu-process") == std::string::npos) continue;
+      ::kill(pid, SIGSTOP);
+      stopped = pid;
+    }
+  };
+  std::vector<std::string> notes;
+  hung.on_note = [&](const std::string& note) { notes.push_back(note); };
+  Result<RenderStats> b = Render(hung);
+  ASSERT_NE(stopped.load(), 0) << "no GPU process found";
+  ::kill(stopped.load(), SIGKILL);  // Gone with its browser already; in case it is not.
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->retries, 1);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the browser hung, not the page"), std::string::npos) << notes[0];
+  Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
+  Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);
+  ASSERT_TRUE(va.ok() && vb.ok());
+  ASSERT_EQ(vb->rgb.size(), 30u);
+  for (size_t n = 0; n < 30; ++n) ASSERT_TRUE(va->rgb[n] == vb->rgb[n]) << "frame " << n;
 }
 
 TEST_F(RendererTest, PageThatRunsOutOfMemoryFailsAtOnceSayingSo) {
