@@ -258,6 +258,11 @@ std::optional<int64_t> AvMuxer::unacknowledged_from() const {
   return srt_->unacknowledged_from();
 }
 
+std::optional<SrtLinkStats> AvMuxer::link() const {
+  if (!srt_) return std::nullopt;
+  return srt_->Stats();
+}
+
 Status AvMuxer::Create(const char* format_name) {
   AVFormatContext* fmt = nullptr;
   int err = avformat_alloc_output_context2(&fmt, nullptr, format_name, write_path_.c_str());

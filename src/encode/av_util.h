@@ -94,6 +94,8 @@ class AvMuxer {
   // For an SRT sink: where the bytes its receiver has not acknowledged begin (as
   // bytes_written() counts them); nullopt for other sinks, or when all are acknowledged.
   std::optional<int64_t> unacknowledged_from() const;
+  // SRT's own figures for an SRT sink; nullopt for other sinks.
+  std::optional<SrtLinkStats> link() const;
 
  private:
   struct MemoryFile;

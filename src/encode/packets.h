@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "encode/frame.h"
 #include "encode/sound.h"
+#include "encode/srt_sender.h"
 #include "encode/stream.h"
 
 struct AVCodecContext;
@@ -113,6 +114,8 @@ class PacketMuxer {
   // Where, in those bytes, what the receiver has not acknowledged begins (SRT); nullopt
   // for sinks that do not acknowledge, or when all is acknowledged.
   virtual std::optional<int64_t> unacknowledged_from() const = 0;
+  // SRT's own figures on the connection (srt_sender.h); nullopt for other sinks.
+  virtual std::optional<SrtLinkStats> link() const = 0;
 };
 
 }  // namespace pagereel::encode

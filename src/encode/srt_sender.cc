@@ -300,6 +300,17 @@ Status SrtSender::Send(std::span<const uint8_t> message) {
   }
 }
 
+SrtLinkStats SrtSender::Stats() const {
+  SrtLinkStats out;
+  SRT_TRACEBSTATS stats{};
+  if (socket_ < 0 || srt_bstats(socket_, &stats, 0) == SRT_ERROR) return out;
+  out.packets_sent = stats.pktSentTotal;
+  out.packets_retransmitted = stats.pktRetransTotal;
+  out.packets_dropped = stats.pktSndDropTotal;
+  out.rtt_ms = stats.msRTT;
+  return out;
+}
+
 void SrtSender::Close() {
   if (socket_ < 0) return;
   const Clock::time_point give_up = Clock::now() + latency_ + linger_;
@@ -327,6 +338,7 @@ Result<std::unique_ptr<SrtSender>> SrtSender::Open(const SrtUrl&, std::function<
 SrtSender::~SrtSender() = default;
 Status SrtSender::Send(std::span<const uint8_t>) { return InternalError("no libsrt"); }
 void SrtSender::Close() {}
+SrtLinkStats SrtSender::Stats() const { return {}; }
 
 }  // namespace pagereel::encode
 

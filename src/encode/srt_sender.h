@@ -30,6 +30,14 @@
 
 namespace pagereel::encode {
 
+// What SRT itself counts on a connection (srt_bstats), since it opened.
+struct SrtLinkStats {
+  int64_t packets_sent = 0;           // Including retransmissions.
+  int64_t packets_retransmitted = 0;  // Sent again after the receiver reported them lost.
+  int64_t packets_dropped = 0;        // Given up on: not acknowledged in time to be played.
+  double rtt_ms = 0;                  // The smoothed round trip.
+};
+
 class SrtSender {
  public:
   // Connects (caller) or waits for a receiver to connect (listener). Polls
@@ -52,6 +60,7 @@ class SrtSender {
   // Bytes sent so far, and where the data not yet seen acknowledged begins (nullopt: all of
   // it acknowledged, as last looked at): what a receiver that went away never got.
   int64_t bytes_sent() const { return bytes_sent_; }
+  SrtLinkStats Stats() const;
   std::optional<int64_t> unacknowledged_from() const { return waiting_from_; }
 
  private:

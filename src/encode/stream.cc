@@ -563,6 +563,7 @@ class PacketMuxerImpl final : public PacketMuxer {
   Status Finish() override { return muxer_.Finish(); }
   int64_t bytes_written() const override { return muxer_.bytes_written(); }
   std::optional<int64_t> unacknowledged_from() const override { return muxer_.unacknowledged_from(); }
+  std::optional<SrtLinkStats> link() const override { return muxer_.link(); }
 
  private:
   const StreamSpec spec_;

@@ -184,7 +184,11 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
                        {"encoder", o.encoder},
                        {"reconnects", o.reconnects},
                        {"connected", o.connected},
-                       {"lastError", RedactIn(o.last_error, o.target)}});
+                       {"lastError", RedactIn(o.last_error, o.target)},
+                       {"srt", o.srt ? json{{"droppedPackets", o.srt_dropped_packets},
+                                            {"retransmittedPackets", o.srt_retransmitted_packets},
+                                            {"rttMs", o.srt_rtt_ms}}
+                                     : json(nullptr)}});
   }
   return {{"sources", std::move(sources)},
           {"clock",
@@ -497,6 +501,27 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
   p.Family("pagereel_live_output_connected", "gauge", "1 while an output's peer is connected.");
   for (const OutputStatus& o : st.outputs) {
     p.Sample("pagereel_live_output_connected", {{"output", o.id}}, int64_t{o.connected ? 1 : 0});
+  }
+  // SRT's own figures, for srt:// outputs.
+  const bool any_srt = std::any_of(st.outputs.begin(), st.outputs.end(), [](const OutputStatus& o) { return o.srt; });
+  if (any_srt) {
+    p.Family("pagereel_live_output_srt_dropped_packets_total", "counter",
+             "Packets the SRT sender gave up on, not acknowledged in time to be played.");
+    for (const OutputStatus& o : st.outputs) {
+      if (o.srt) p.Sample("pagereel_live_output_srt_dropped_packets_total", {{"output", o.id}}, o.srt_dropped_packets);
+    }
+    p.Family("pagereel_live_output_srt_retransmitted_packets_total", "counter",
+             "Packets SRT sent again after the receiver reported them lost.");
+    for (const OutputStatus& o : st.outputs) {
+      if (o.srt) {
+        p.Sample("pagereel_live_output_srt_retransmitted_packets_total", {{"output", o.id}},
+                 o.srt_retransmitted_packets);
+      }
+    }
+    p.Family("pagereel_live_output_srt_rtt_ms", "gauge", "The SRT connection's smoothed round trip.");
+    for (const OutputStatus& o : st.outputs) {
+      if (o.srt) p.Sample("pagereel_live_output_srt_rtt_ms", {{"output", o.id}}, o.srt_rtt_ms);
+    }
   }
 
   if (!pressure_text.empty()) {

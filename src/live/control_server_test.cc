@@ -739,6 +739,10 @@ ShowStatus SampleStatus() {
   srt.id = "srt";
   srt.target = "srt://10.0.0.1:9000?mode=caller&passphrase=hunter22hunter22";
   srt.last_error = "connecting to srt://10.0.0.1:9000?mode=caller&passphrase=hunter22hunter22: Incorrect passphrase";
+  srt.srt = true;
+  srt.srt_dropped_packets = 12;
+  srt.srt_retransmitted_packets = 40;
+  srt.srt_rtt_ms = 2.5;
   st.outputs.push_back(srt);
   OutputStatus file;
   file.id = "file";
@@ -754,6 +758,11 @@ TEST(ControlFormatTest, MetricsEscapeLabelValues) {
       std::string::npos)
       << text;
   EXPECT_NE(text.find("pagereel_live_ticks_total 250\n"), std::string::npos);
+  // SRT's figures for the srt:// output only.
+  EXPECT_NE(text.find("pagereel_live_output_srt_dropped_packets_total{output=\"srt\"} 12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("pagereel_live_output_srt_retransmitted_packets_total{output=\"srt\"} 40\n"), std::string::npos);
+  EXPECT_NE(text.find("pagereel_live_output_srt_rtt_ms{output=\"srt\"} 2.5\n"), std::string::npos);
+  EXPECT_EQ(text.find("pagereel_live_output_srt_rtt_ms{output=\"stream\"}"), std::string::npos);
   EXPECT_EQ(text.find("pressure"), std::string::npos);  // No PSI file, no PSI metrics.
   const std::string with_psi =
       MetricsText(SampleStatus(),
@@ -772,6 +781,9 @@ TEST(ControlFormatTest, StatusHidesSecretsInOutputTargets) {
   EXPECT_EQ(st["outputs"][0]["target"], "rtmp://***@live.example.com/app/***");
   EXPECT_EQ(st["outputs"][1]["target"], "srt://10.0.0.1:9000?mode=caller&passphrase=***");
   EXPECT_EQ(st["outputs"][2]["target"], "/var/show/program.mp4");
+  EXPECT_EQ(st["outputs"][1]["srt"]["droppedPackets"], 12);
+  EXPECT_EQ(st["outputs"][1]["srt"]["rttMs"], 2.5);
+  EXPECT_TRUE(st["outputs"][0]["srt"].is_null());
   // Errors name the target as the output was given: hidden there too (they showed the
   // stream key and the SRT passphrase in plain).
   EXPECT_EQ(st["outputs"][0]["lastError"], "connecting to rtmp://***@live.example.com/app/***: Connection refused");

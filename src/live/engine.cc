@@ -368,6 +368,12 @@ struct Output {
   std::atomic<int64_t> bytes{0};
   std::atomic<int64_t> reconnects{0};
   std::atomic<bool> connected{false};
+  // SRT's figures: earlier connections' totals plus the current one's (output thread
+  // writes, status reads).
+  std::atomic<bool> srt{false};
+  std::atomic<int64_t> srt_dropped{0};
+  std::atomic<int64_t> srt_retransmitted{0};
+  std::atomic<double> srt_rtt_ms{0};
   RateWindow rate;
   Mutex mu;
   std::string last_error GUARDED_BY(mu);
@@ -1231,7 +1237,22 @@ void Engine::Impl::OutputLoop(Output& out) {
   // end past the last byte it acknowledged.
   std::deque<int64_t> frame_ends;
   int64_t earlier_bytes = 0;  // What the sinks of earlier connections took.
+  encode::SrtLinkStats earlier_link;  // SRT's totals on earlier connections.
+  auto take_link = [&](bool closing) {
+    if (!out.muxer) return;
+    const std::optional<encode::SrtLinkStats> link = out.muxer->link();
+    if (!link) return;
+    out.srt = true;
+    out.srt_dropped = earlier_link.packets_dropped + link->packets_dropped;
+    out.srt_retransmitted = earlier_link.packets_retransmitted + link->packets_retransmitted;
+    out.srt_rtt_ms = link->rtt_ms;
+    if (closing) {
+      earlier_link.packets_dropped += link->packets_dropped;
+      earlier_link.packets_retransmitted += link->packets_retransmitted;
+    }
+  };
   auto fail = [&](const Status& status) {
+    take_link(/*closing=*/true);
     std::string message(status.message());
     const std::string said = libav_lines.Last();
     if (!said.empty() && message.find(said) == std::string::npos) message += " (libav: " + said + ")";
@@ -1315,9 +1336,11 @@ void Engine::Impl::OutputLoop(Output& out) {
       frame_ends.push_back(connection_bytes);
       if (frame_ends.size() > kFrameEndsKept) frame_ends.pop_front();
     }
+    take_link(/*closing=*/false);
     out.rate.Add(clock_.MonotonicNs(), out.frames.load(), out.bytes.load());
   }
   if (out.muxer) {
+    take_link(/*closing=*/false);  // Before Finish() closes the connection.
     out.final_status = out.muxer->Finish();
     out.bytes = earlier_bytes + out.muxer->bytes_written();
     if (!out.final_status.ok()) {
@@ -1403,6 +1426,10 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     os.encoder = o->encoding->index;
     os.reconnects = o->reconnects.load();
     os.connected = o->connected.load();
+    os.srt = o->srt.load();
+    os.srt_dropped_packets = o->srt_dropped.load();
+    os.srt_retransmitted_packets = o->srt_retransmitted.load();
+    os.srt_rtt_ms = o->srt_rtt_ms.load();
     {
       MutexLock lock(&o->mu);
       os.last_error = o->last_error;

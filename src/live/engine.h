@@ -102,6 +102,12 @@ struct OutputStatus {
   int64_t reconnects = 0;
   bool connected = false;
   std::string last_error;
+  // SRT's own figures (srt:// outputs only, every connection): packets the sender gave up
+  // on, not acknowledged in time to be played; packets sent again; the round trip now.
+  bool srt = false;
+  int64_t srt_dropped_packets = 0;
+  int64_t srt_retransmitted_packets = 0;
+  double srt_rtt_ms = 0;
 };
 
 struct ClockStatus {

@@ -441,6 +441,47 @@ TEST_F(OutputsTest, AKilledSrtReceiverIsNoticedWithinThePeerIdleTime) {
   EXPECT_GT(again.outputs[0].fps, 0);
 }
 
+// SRT's own figures reach /status: on a clean loopback link nothing is given up and the
+// round trip is measured (not SRT's 100 ms starting guess); a receiver that stalls for
+// 1.5 s (with a peer-idle time longer than that, so it is not counted gone) costs packets
+// the sender gave up on as too late to be played, which the frame count alone hides.
+TEST_F(OutputsTest, SrtLinkFiguresShowWhatTheReceiverNeverGot) {
+  if (!encode::SrtSender::Available()) GTEST_SKIP() << "built without libsrt: srt:// goes through libavformat";
+  const int port = FreePort(SOCK_DGRAM);
+  Receiver receiver({"-i", "srt://127.0.0.1:" + std::to_string(port) + "?mode=listener", "-c", "copy",
+                     (scratch_.path() / "stalled.ts").string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto engine = Engine::Start(Show("srt://127.0.0.1:" + std::to_string(port) + "?peeridletimeo=5000",
+                                   encode::Container::kMpegTs));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ShowStatus clean;
+  ShowStatus stalled;
+  std::atomic<bool> done{false};
+  std::jthread staller([&] {
+    auto wait_frames = [&](int64_t n) {
+      while ((*engine)->CurrentStatus().outputs[0].frames < n && (*engine)->CurrentStatus().clock.ticks < 400) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    };
+    wait_frames(50);
+    clean = (*engine)->CurrentStatus();
+    receiver.Pause();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    receiver.Resume();
+    wait_frames(clean.outputs[0].frames + 60);
+    stalled = (*engine)->CurrentStatus();
+    done = true;
+  });
+  ASSERT_TRUE((*engine)->Run(500, &done).ok());
+  staller.join();
+  ASSERT_TRUE(clean.outputs[0].srt);
+  EXPECT_EQ(clean.outputs[0].srt_dropped_packets, 0);
+  EXPECT_GT(clean.outputs[0].srt_rtt_ms, 0);
+  EXPECT_LT(clean.outputs[0].srt_rtt_ms, 50);
+  EXPECT_TRUE(stalled.outputs[0].connected) << stalled.outputs[0].last_error;
+  EXPECT_GT(stalled.outputs[0].srt_dropped_packets, 0);
+}
+
 // An encrypted SRT stream: an ffmpeg listener with the same passphrase and stream id gets
 // the program; one with another passphrase refuses the connection, and the output says why.
 TEST_F(OutputsTest, AnEncryptedSrtStreamReachesAListenerWithThePassphrase) {

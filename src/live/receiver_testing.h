@@ -46,6 +46,13 @@ class Receiver {
   }
   ~Receiver() { Stop(); }
   bool running() const { return pid_ > 0; }
+  // As a machine that stalls would: alive, but reading and answering nothing until Resume().
+  void Pause() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void Resume() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
+  }
   // As a crash would: no goodbye to the sender.
   void Kill() {
     if (pid_ <= 0) return;
