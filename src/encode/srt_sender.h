@@ -40,9 +40,10 @@ struct SrtLinkStats {
 
 class SrtSender {
  public:
-  // Connects (caller) or waits for a receiver to connect (listener). Polls
-  // `should_stop` every 100 ms while it waits; returning true gives up (kCancelled).
+  // Whether this build has libsrt.
   static bool Available();
+  // Connects (caller) or waits for a receiver to connect (listener). Polls `should_stop`
+  // while it waits (every 5 ms connecting, 100 ms listening); true gives up (kCancelled).
   static Result<std::unique_ptr<SrtSender>> Open(const SrtUrl& url, std::function<bool()> should_stop);
   ~SrtSender();
 
@@ -60,8 +61,9 @@ class SrtSender {
   // Bytes sent so far, and where the data not yet seen acknowledged begins (nullopt: all of
   // it acknowledged, as last looked at): what a receiver that went away never got.
   int64_t bytes_sent() const { return bytes_sent_; }
-  SrtLinkStats Stats() const;
   std::optional<int64_t> unacknowledged_from() const { return waiting_from_; }
+  // SRT's own figures (zeros once closed).
+  SrtLinkStats Stats() const;
 
  private:
   SrtSender() = default;
