@@ -8,12 +8,10 @@
 #include <syslog.h>
 
 #include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
-#include <vector>
 
 extern "C" {
 #include <libavutil/log.h>

@@ -58,9 +58,8 @@ class SrtSender {
   void Close();
 
   int payload_size() const { return payload_size_; }
-  // Bytes sent so far, and where the data not yet seen acknowledged begins (nullopt: all of
-  // it acknowledged, as last looked at): what a receiver that went away never got.
-  int64_t bytes_sent() const { return bytes_sent_; }
+  // Where, in the bytes sent so far, the data not yet seen acknowledged begins (nullopt: all
+  // of it acknowledged, as last looked at): what a receiver that went away never got.
   std::optional<int64_t> unacknowledged_from() const { return waiting_from_; }
   // SRT's own figures (zeros once closed).
   SrtLinkStats Stats() const;

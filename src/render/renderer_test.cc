@@ -526,11 +526,7 @@ TEST_F(RendererTest, LaneWhoseBrowserDiesIsRetriedAndTheFilmIsUnchanged) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("retrying segment"), std::string::npos) << notes[0];
 
-  Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
-  Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);
-  ASSERT_TRUE(va.ok() && vb.ok());
-  ASSERT_EQ(vb->rgb.size(), 60u);
-  for (size_t n = 0; n < 60; ++n) ASSERT_TRUE(va->rgb[n] == vb->rgb[n]) << "frame " << n;
+  ExpectSameFilm(a->output, b->output, 60);
 }
 
 // The browser hangs, not the page: its GPU process (where frames are drawn and read back)
@@ -576,11 +572,7 @@ TEST_F(RendererTest, ALaneWhoseBrowserHangsIsRetriedAndTheFilmIsUnchanged) {
   EXPECT_EQ(b->retries, 1);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("the browser hung, not the page"), std::string::npos) << notes[0];
-  Result<testing::DecodedVideo> va = testing::DecodeVideo(a->output);
-  Result<testing::DecodedVideo> vb = testing::DecodeVideo(b->output);
-  ASSERT_TRUE(va.ok() && vb.ok());
-  ASSERT_EQ(vb->rgb.size(), 30u);
-  for (size_t n = 0; n < 30; ++n) ASSERT_TRUE(va->rgb[n] == vb->rgb[n]) << "frame " << n;
+  ExpectSameFilm(a->output, b->output, 30);
 }
 
 TEST_F(RendererTest, PageThatRunsOutOfMemoryFailsAtOnceSayingSo) {
