@@ -167,6 +167,7 @@ std::string Describe(const capture::PageMessage& m) {
     case capture::PageMessage::Kind::kLoadError: kind = "failed load"; break;
     case capture::PageMessage::Kind::kVideo: kind = "video"; break;
     case capture::PageMessage::Kind::kDialog: kind = "dialog"; break;
+    case capture::PageMessage::Kind::kWebSocket: kind = "websocket"; break;
     case capture::PageMessage::Kind::kConsoleError: break;
   }
   std::string where = m.frame < 0 ? "while loading" : "frame " + std::to_string(m.frame);

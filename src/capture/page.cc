@@ -64,6 +64,22 @@ constexpr std::chrono::milliseconds kReportWait{2'000};
 // Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
 constexpr size_t kMaxMessages = 100;
 
+// How long page time waits for a WebSocket to connect, and for its answer to a message the
+// page sent, before it goes on without (page_script.js). A server that answers does so in
+// milliseconds on the networks a render runs on; one that never answers costs this once
+// per socket. A socket that never connects (a firewall that drops it) does not fail the
+// render, as it did not before sockets were waited for.
+constexpr std::chrono::seconds kSocketConnectWait{5};
+constexpr std::chrono::seconds kSocketAnswerWait{1};
+
+// The two, within a third of the page's timeout each, so giving up comes before the
+// timeout that fails the render.
+std::pair<Clock::duration, Clock::duration> SocketWaits(std::chrono::milliseconds timeout) {
+  const Clock::duration most = timeout / 3;
+  return {std::min<Clock::duration>(kSocketConnectWait, most),
+          std::min<Clock::duration>(kSocketAnswerWait, most)};
+}
+
 std::string Dump(const json& j) { return j.dump(); }
 
 // Target.setAutoAttach for the page and each of its workers: dedicated workers stop at
@@ -164,10 +180,17 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     Traffic counts;
   };
 
-  Shared(int64_t epoch, int64_t lead) : epoch_ms(epoch), lead_ms(lead) {}
+  Shared(int64_t epoch, int64_t lead, std::pair<Clock::duration, Clock::duration> socket_limits)
+      : epoch_ms(epoch),
+        lead_ms(lead),
+        socket_connect_wait(socket_limits.first),
+        socket_answer_wait(socket_limits.second) {}
 
   const int64_t epoch_ms;  // Date.now() at frame 0, as the page script has it.
   const int64_t lead_ms;   // How long before frame 0 the page loaded, as its clocks read.
+  // How long a WebSocket's connection and answer are waited for (SocketWaits).
+  const Clock::duration socket_connect_wait;
+  const Clock::duration socket_answer_wait;
   Mutex mu;
   CondVar cv;  // Signalled when reports, leaving or requests change.
   std::string main_frame_id GUARDED_BY(mu);
@@ -186,6 +209,17 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   std::map<int64_t, int64_t> bodies_pending GUARDED_BY(mu);
   // Pictures of worker canvases each document has drawn (page_script.js), by context.
   std::map<int64_t, int64_t> canvases_received GUARDED_BY(mu);
+  // What page time waits for on the page's WebSockets (page_script.js): a connection being
+  // made, or the answer to a message sent, by "CONTEXT:SOCKET.WAIT".
+  struct SocketWait {
+    bool answer = false;  // Else a connection.
+    std::string url;
+    Clock::time_point since;
+    int64_t frame = -1;
+  };
+  std::map<std::string, SocketWait> socket_waits GUARDED_BY(mu);
+  // Sockets ("CONTEXT:SOCKET") an answer was given up on: their sends are not waited for.
+  std::set<std::string> sockets_given_up GUARDED_BY(mu);
   int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page counted, as reported...
   int64_t last_report_ms GUARDED_BY(mu) = -1;  // ...and the film time of the last one.
   int64_t frame GUARDED_BY(mu) = -1;  // The frame being made (for messages).
@@ -231,6 +265,13 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
   // as `worker`.
   void OnPortSignal(const std::string& payload, int64_t context, const std::string& worker)
       REQUIRES(mu);
+  // "socket:+S.W:connect|answer:URL" and "socket:-S.W" from a document (page_script.js).
+  void OnSocketSignal(const std::string& payload, int64_t context) REQUIRES(mu);
+  // Whether page time may go on as far as the page's WebSockets go: no connection is being
+  // made and no answer waited for. A connection or answer waited for longer than
+  // kSocketConnectWait or kSocketAnswerWait is given up on, with a message for the summary,
+  // and that socket is not waited for again.
+  bool SocketsSettled() REQUIRES(mu);
   // The worker script with its settings, for a worker that starts now.
   std::string WorkerScript(WorkerKind kind) const REQUIRES(mu);
   // Whether every message on a port between a document and a shared worker has been
@@ -403,6 +444,56 @@ void Page::Shared::OnBrowserEvent(const cdp::Event& e) {
   AdoptWorker(*session_id, *target_id, WorkerKind::kShared);
 }
 
+void Page::Shared::OnSocketSignal(const std::string& payload, int64_t context) {
+  const std::string prefix = std::to_string(context) + ":";
+  if (payload.starts_with("socket:-")) {
+    socket_waits.erase(prefix + payload.substr(8));
+    cv.SignalAll();
+    return;
+  }
+  // "socket:+S.W:KIND:URL" (the URL has colons of its own).
+  if (!payload.starts_with("socket:+")) return;
+  const size_t id_end = payload.find(':', 8);
+  if (id_end == std::string::npos) return;
+  const size_t kind_end = payload.find(':', id_end + 1);
+  if (kind_end == std::string::npos) return;
+  const std::string id = payload.substr(8, id_end - 8);
+  SocketWait wait;
+  wait.answer = payload.compare(id_end + 1, kind_end - id_end - 1, "answer") == 0;
+  wait.url = payload.substr(kind_end + 1);
+  wait.since = Clock::now();
+  wait.frame = frame;
+  if (sockets_given_up.contains(prefix + id.substr(0, id.find('.')))) return;
+  socket_waits[prefix + id] = std::move(wait);
+}
+
+bool Page::Shared::SocketsSettled() {
+  const Clock::time_point now = Clock::now();
+  bool settled = true;
+  for (auto it = socket_waits.begin(); it != socket_waits.end();) {
+    const SocketWait& wait = it->second;
+    const Clock::duration limit = wait.answer ? socket_answer_wait : socket_connect_wait;
+    if (now - wait.since < limit) {
+      settled = false;
+      ++it;
+      continue;
+    }
+    // Given up: the summary says so, once for the socket, which is not waited for again.
+    const std::string socket = it->first.substr(0, it->first.find('.'));
+    if (sockets_given_up.insert(socket).second && messages.size() < kMaxMessages) {
+      const json payload = {{"url", wait.url},
+                            {"answer", wait.answer},
+                            {"waited", SecondsText(std::chrono::duration_cast<std::chrono::milliseconds>(limit))}};
+      auto message = std::make_shared<cdp::Message>();
+      message->json = Dump({{"method", "Runtime.bindingCalled"},
+                            {"params", {{"payload", "socket-unanswered:" + payload.dump()}}}});
+      messages.emplace_back(wait.frame, std::move(message));
+    }
+    it = socket_waits.erase(it);
+  }
+  return settled;
+}
+
 void Page::Shared::OnPortSignal(const std::string& payload, int64_t context,
                                 const std::string& worker) {
   const std::vector<std::string> parts = SplitColons(payload);
@@ -489,6 +580,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
         canvases_received[static_cast<int64_t>(*context)] = std::atoll(payload->c_str() + 9);
       }
       cv.SignalAll();
+    } else if (payload->starts_with("socket:")) {
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      if (context.ok()) OnSocketSignal(*payload, static_cast<int64_t>(*context));
     } else if (payload->rfind("bodies:", 0) == 0) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       const int64_t pending = std::atoll(payload->c_str() + 7);
@@ -542,11 +636,14 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     if (id.ok()) {
       const int64_t gone = static_cast<int64_t>(*id);
       std::erase_if(ports, [&](const auto& port) { return port.second.context == gone; });
+      const std::string prefix = std::to_string(gone) + ":";
+      std::erase_if(socket_waits, [&](const auto& wait) { return wait.first.starts_with(prefix); });
     }
     cv.SignalAll();
   } else if (method == "Runtime.executionContextsCleared") {
     contexts.clear();
     bodies_pending.clear();
+    socket_waits.clear();
     cv.SignalAll();
   } else if (method == "Page.frameNavigated") {
     Result<std::string> frame_id = cdp::GetString(m, {"params", "frame", "id"});
@@ -584,7 +681,8 @@ std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), name_(NameFor(options)),
-      shared_(std::make_shared<Shared>(options.epoch_ms, LoadLeadMs(options.fps))) {}
+      shared_(std::make_shared<Shared>(options.epoch_ms, LoadLeadMs(options.fps),
+                                       SocketWaits(options.timeout))) {}
 
 Page::~Page() = default;  // The session closes the target and its context.
 
@@ -1057,12 +1155,22 @@ Status Page::HoldTimeUntil(const std::function<bool()>& done, std::string_view w
           .status());
   const Clock::time_point deadline = Clock::now() + options_.timeout;
   bool settled = false;
-  {
-    MutexLock lock(&shared_->mu);
-    while (!(settled = done()) && !Stopped() && Clock::now() < deadline) {
-      shared_->cv.WaitUntil(&shared_->mu,
-                            std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+  for (;;) {
+    {
+      MutexLock lock(&shared_->mu);
+      while (!(settled = done()) && !Stopped() && Clock::now() < deadline) {
+        shared_->cv.WaitUntil(&shared_->mu,
+                              std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
+      }
     }
+    if (!settled) break;
+    // What settled it may start more in the same task (an open socket's handler sends, a
+    // body's handler reads another): those signals come after the one that settled it. A
+    // round trip to the page's main thread comes back after that task, and after them.
+    PR_RETURN_IF_ERROR(
+        session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), options_.timeout).status());
+    MutexLock lock(&shared_->mu);
+    if (done()) break;
   }
   PR_RETURN_IF_ERROR(session_->Check());
   if (Stopped()) return CancelledError("the page " + name_ + " was no longer wanted");
@@ -1110,8 +1218,12 @@ Status Page::AdvanceTo(int64_t virtual_us) {
 }
 
 Status Page::AwaitBodies() {
-  return HoldTimeUntil([this]() REQUIRES(shared_->mu) { return shared_->bodies_pending.empty(); },
-                       "a response body it reads did not arrive");
+  return HoldTimeUntil(
+      [this]() REQUIRES(shared_->mu) {
+        const bool sockets = shared_->SocketsSettled();  // Gives up late ones.
+        return shared_->bodies_pending.empty() && sockets;
+      },
+      "a response body it reads did not arrive");
 }
 
 Status Page::BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index) {
@@ -1428,6 +1540,17 @@ std::vector<PageMessage> Page::TakeMessages() {
         while (FrameTimeMillis(n, options_.fps) < t) ++n;
         pm.frame = n;
       }
+    } else if (method == "Runtime.bindingCalled" &&
+               params.value("payload", std::string()).starts_with("socket-unanswered:")) {
+      json d = json::parse(params.value("payload", std::string()).substr(18), nullptr, false);
+      if (!d.is_object()) continue;
+      pm.kind = PageMessage::Kind::kWebSocket;
+      pm.text = "the WebSocket to " + d.value("url", std::string("?")) +
+                (d.value("answer", true) ? " did not answer a message within "
+                                         : " did not connect within ") +
+                d.value("waited", std::string("?")) +
+                ": page time went on, and what it sends from now on arrives on the wall "
+                "clock, in whichever frame is being made";
     } else if (method == "Page.javascriptDialogOpening") {
       pm.kind = PageMessage::Kind::kDialog;
       pm.text = DialogText(params.value("type", std::string("alert")),

@@ -102,7 +102,7 @@ struct PageOptions {
 // dialog it opened (alert, confirm, prompt, beforeunload: each is dismissed at once, since a
 // film has nobody to answer it; `text` says which and what it said).
 struct PageMessage {
-  enum class Kind { kException, kConsoleError, kLoadError, kVideo, kDialog };
+  enum class Kind { kException, kConsoleError, kLoadError, kVideo, kDialog, kWebSocket };
   Kind kind = Kind::kConsoleError;
   std::string text;
   std::string source;  // "url:line", when the browser said where.

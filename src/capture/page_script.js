@@ -38,6 +38,49 @@
   };
   wrapWallClockWork(window, holdTimeFor);
 
+  // WebSockets. A socket opens, and answers, on the wall clock: the answer to a message
+  // sent at load was in frame 0 in one render and not in the next; one sent by a timer at
+  // 500 ms came in frame 15 or 16. So page time is held while a socket connects (until
+  // open, error or close) and, after the page sends, until the socket's next message (or
+  // its close). Page keeps the waits ('socket:+S.W:connect|answer:URL', 'socket:-S.W'):
+  // an answer that has not come within a second, or a connection within 5 s, is given up
+  // (listed in the summary), and that socket is not waited for again. What a server sends
+  // unasked, on its own schedule, still arrives on the wall clock.
+  const RealWebSocket = window.WebSocket;
+  if (typeof RealWebSocket === 'function') {
+    let sockets = 0;
+    let waits = 0;
+    const state = new WeakMap();  // WebSocket -> { n, waiting: the id of its wait, or null }
+    const wait = (s, kind, url) => {
+      s.waiting = s.n + '.' + ++waits;
+      signal('socket:+' + s.waiting + ':' + kind + ':' + url);
+    };
+    const settle = (s) => {
+      if (s.waiting) signal('socket:-' + s.waiting);
+      s.waiting = null;
+    };
+    window.WebSocket = class WebSocket extends RealWebSocket {
+      constructor(...args) {
+        super(...args);
+        const s = { n: ++sockets, waiting: null };
+        state.set(this, s);
+        wait(s, 'connect', this.url);
+        // Before any listener of the page's: the page's own run in the same task, before
+        // Page hears of it (a handler that sends starts the next wait).
+        for (const type of ['open', 'message', 'error', 'close']) {
+          this.addEventListener(type, () => settle(s));
+        }
+      }
+    };
+    const sendReal = RealWebSocket.prototype.send;
+    RealWebSocket.prototype.send = function send(...args) {
+      const result = sendReal.apply(this, args);
+      const s = state.get(this);
+      if (s && !s.waiting && this.readyState === RealWebSocket.OPEN) wait(s, 'answer', this.url);
+      return result;
+    };
+  }
+
   // OffscreenCanvas on the main thread, shown in the frame that drew it. A canvas handed
   // to transferControlToOffscreen() sends its pictures to the compositor on a begin frame
   // of its own, which came before the frame was drawn in some frames and after it in others

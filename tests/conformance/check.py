@@ -166,14 +166,20 @@ def serve_with_ranges(port, root):
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):
-            if self.path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
-                self.websocket()
+            if self.path == "/ws-hang":
+                # Takes the connection and never answers it (pages/websocket-silent): a
+                # WebSocket that never opens. Held until the browser lets go.
+                self.close_connection = True
+                self.rfile.read()
+            elif self.path in ("/ws", "/ws-silent") and self.headers.get("Upgrade", "").lower() == "websocket":
+                self.websocket(silent=self.path == "/ws-silent")
             else:
                 super().do_GET()
 
-        def websocket(self):
+        def websocket(self, silent):
             """A loopback WebSocket (RFC 6455, text frames) for pages/websocket: answers each
-            message "N" with "N*2+1", so what arrives depends only on what the page sent."""
+            message "N" with "N*2+1", so what arrives depends only on what the page sent.
+            Silent (pages/websocket-silent), it answers nothing."""
             import base64
             import hashlib
             import struct
@@ -198,7 +204,7 @@ def serve_with_ranges(port, root):
                     size = struct.unpack(">Q", self.rfile.read(8))[0]
                 mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
                 data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(size)))
-                if head[0] & 0x0F != 1:
+                if head[0] & 0x0F != 1 or silent:
                     continue
                 try:
                     answer = str(int(data.decode()) * 2 + 1).encode()
@@ -383,6 +389,12 @@ def main():
                 if args.expect_error:
                     if not any(args.expect_error in e for e in errors):
                         print("  no page error mentions %r" % args.expect_error)
+                        bad += 1
+                elif page.get("errors") and (args.suite or args.matrix):
+                    # A page made to report a problem: it must, and nothing else.
+                    wanted = [e for e in errors if page["errors"] in e]
+                    if not wanted or len(wanted) != len(errors):
+                        print("  the page must report %r and nothing else" % page["errors"])
                         bad += 1
                 elif errors and (args.suite or args.matrix):
                     print("  the page must render without errors")
