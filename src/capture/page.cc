@@ -130,6 +130,26 @@ std::string NameFor(const PageOptions& options) {
   return options.url;
 }
 
+// The first frame whose time is not before `ms`: the frame that shows what the page did
+// at that time (what runs between two frames shows in the second).
+int64_t FrameAtOrAfter(int64_t ms, Rational fps) {
+  int64_t n = std::max<int64_t>(0, ms * fps.num / (1000 * fps.den) - 1);
+  while (FrameTimeMillis(n, fps) < ms) ++n;
+  return n;
+}
+
+// The frame an unhandled promise rejection happened in, from the film time when Chromium
+// reported it (`at`) and that of the document's last animation frame (`last`). A rejection
+// in an animation frame is reported in a task that runs with page time already at the next
+// frame's: reported exactly at a frame's time, after the last animation frame, it is that
+// frame's. (So is one of a timer due exactly at a frame's time: it is listed a frame
+// early, where a browser would have run it just after that frame.)
+int64_t RejectionFrame(int64_t at, int64_t last, Rational fps) {
+  const int64_t next = FrameAtOrAfter(at, fps);
+  if (last >= 0 && last < at && FrameTimeMillis(next, fps) == at) return FrameAtOrAfter(last, fps);
+  return next;
+}
+
 // How the summary shows a dialog: alert("Saved"), dismissed.
 std::string DialogText(const std::string& type, const std::string& message) {
   std::string text = message;
@@ -180,14 +200,17 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     Traffic counts;
   };
 
-  Shared(int64_t epoch, int64_t lead, std::pair<Clock::duration, Clock::duration> socket_limits)
+  Shared(int64_t epoch, int64_t lead, Rational film_fps,
+         std::pair<Clock::duration, Clock::duration> socket_limits)
       : epoch_ms(epoch),
         lead_ms(lead),
+        fps(film_fps),
         socket_connect_wait(socket_limits.first),
         socket_answer_wait(socket_limits.second) {}
 
   const int64_t epoch_ms;  // Date.now() at frame 0, as the page script has it.
   const int64_t lead_ms;   // How long before frame 0 the page loaded, as its clocks read.
+  const Rational fps;
   // How long a WebSocket's connection and answer are waited for (SocketWaits).
   const Clock::duration socket_connect_wait;
   const Clock::duration socket_answer_wait;
@@ -218,6 +241,9 @@ struct Page::Shared : std::enable_shared_from_this<Page::Shared> {
     int64_t frame = -1;
   };
   std::map<std::string, SocketWait> socket_waits GUARDED_BY(mu);
+  // The frame the next unhandled promise rejection reported in each document (by context)
+  // happened in, as page_script.js's "rejection:" said just before Chromium reports it.
+  std::map<int64_t, int64_t> rejection_frames GUARDED_BY(mu);
   // Sockets ("CONTEXT:SOCKET") an answer was given up on: their sends are not waited for.
   std::set<std::string> sockets_given_up GUARDED_BY(mu);
   int64_t reports GUARDED_BY(mu) = 0;  // Animation frames the page counted, as reported...
@@ -580,6 +606,13 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
         canvases_received[static_cast<int64_t>(*context)] = std::atoll(payload->c_str() + 9);
       }
       cv.SignalAll();
+    } else if (payload->starts_with("rejection:")) {
+      // "rejection:AT:LAST": film time now and at the document's last animation frame.
+      Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
+      char* end = nullptr;
+      const int64_t at = std::strtoll(payload->c_str() + 10, &end, 10);
+      const int64_t last = *end == ':' ? std::atoll(end + 1) : -1;
+      if (context.ok()) rejection_frames[static_cast<int64_t>(*context)] = RejectionFrame(at, last, fps);
     } else if (payload->starts_with("socket:")) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) OnSocketSignal(*payload, static_cast<int64_t>(*context));
@@ -644,6 +677,7 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
     contexts.clear();
     bodies_pending.clear();
     socket_waits.clear();
+    rejection_frames.clear();
     cv.SignalAll();
   } else if (method == "Page.frameNavigated") {
     Result<std::string> frame_id = cdp::GetString(m, {"params", "frame", "id"});
@@ -664,7 +698,19 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       Result<std::string> level = cdp::GetString(m, {"params", "entry", "level"});
       if (!level.ok() || *level != "error") return;
     }
-    if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
+    int64_t at = frame;
+    if (method == "Runtime.exceptionThrown") {
+      // An unhandled rejection, announced by the page script: at the frame it happened in.
+      Result<double> context =
+          cdp::GetNumber(m, {"params", "exceptionDetails", "executionContextId"});
+      auto rejection = context.ok() ? rejection_frames.find(static_cast<int64_t>(*context))
+                                    : rejection_frames.end();
+      if (rejection != rejection_frames.end()) {
+        at = rejection->second;
+        rejection_frames.erase(rejection);
+      }
+    }
+    if (messages.size() < kMaxMessages) messages.emplace_back(at, e.message);
   }
 }
 
@@ -681,7 +727,7 @@ std::string Page::PageScript(std::optional<int64_t> shift_ms) const {
 
 Page::Page(browser::Browser& browser, const PageOptions& options)
     : browser_(browser), options_(options), name_(NameFor(options)),
-      shared_(std::make_shared<Shared>(options.epoch_ms, LoadLeadMs(options.fps),
+      shared_(std::make_shared<Shared>(options.epoch_ms, LoadLeadMs(options.fps), options.fps,
                                        SocketWaits(options.timeout))) {}
 
 Page::~Page() = default;  // The session closes the target and its context.
@@ -1535,10 +1581,7 @@ std::vector<PageMessage> Page::TakeMessages() {
       // signal came may be a later one: the renderer's events and the browser's answer to
       // beginFrame come on separate ways.
       if (d.contains("t") && d["t"].is_number_integer()) {
-        const int64_t t = d["t"].get<int64_t>();
-        int64_t n = std::max<int64_t>(0, t * options_.fps.num / (1000 * options_.fps.den) - 1);
-        while (FrameTimeMillis(n, options_.fps) < t) ++n;
-        pm.frame = n;
+        pm.frame = FrameAtOrAfter(d["t"].get<int64_t>(), options_.fps);
       }
     } else if (method == "Runtime.bindingCalled" &&
                params.value("payload", std::string()).starts_with("socket-unanswered:")) {

@@ -281,6 +281,7 @@
   const top = window === window.top;
   let ticks = 0;  // Animation frames of the top document since frame 0...
   let lastTick = -1;  // ...and the film time of the last one.
+  let lastFrame = -1;  // Film time of this document's last animation frame.
   let tickId = raf(function tick() {
     if (shown.size) showOffscreen();
     if (shift !== null) {
@@ -290,6 +291,7 @@
         timelineShift = rawTimeline() - film();
         applyPendingStarts();
       }
+      lastFrame = film();
       if (top) {
         ticks += 1;
         lastTick = film();
@@ -298,6 +300,14 @@
     }
     tickId = raf(tick);
   });
+  // Unhandled promise rejections. Chromium reports one in a task after the frame it
+  // happened in, when page time already stands at the next frame's (an animation frame's
+  // rejection of frame 25 was listed at frame 26, and the page's own handler reads 26's
+  // time too). This listener, the first, runs just before Chromium reports it, and tells
+  // Page the time and that of the last animation frame, so Page can list it at its frame.
+  window.addEventListener('unhandledrejection', () => {
+    if (shift !== null) signal('rejection:' + film() + ':' + lastFrame);
+  }, true);
   // A page that cancels animation frames by number must not cancel this one.
   const caf = window.cancelAnimationFrame.bind(window);
   window.cancelAnimationFrame = function cancelAnimationFrame(id) {

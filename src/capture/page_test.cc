@@ -317,23 +317,25 @@ TEST_F(PageTest, ProblemsAreReportedAtTheFrameTheyHappenIn) {
   Result<std::unique_ptr<Page>> page = Page::Open(*browser_, options);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   std::vector<PageMessage> messages;
-  for (int64_t n = 0; n <= 32; ++n) {
+  for (int64_t n = 0; n <= 36; ++n) {
     ASSERT_TRUE((*page)->Capture(n).ok()) << "frame " << n;
     for (PageMessage& m : (*page)->TakeMessages()) messages.push_back(std::move(m));
   }
-  ASSERT_EQ(messages.size(), 3u);
-  // Not yet at its own frame: Chromium reports an unhandled rejection with the next
-  // frame's time (its Runtime.exceptionThrown timestamp reads frame 26's), so it is listed
-  // at 26 (issue 18, open).
+  ASSERT_EQ(messages.size(), 4u);
+  // Chromium reports an unhandled rejection of an animation frame with the next frame's
+  // time; it was listed at 26.
   EXPECT_EQ(messages[0].kind, PageMessage::Kind::kException);
   EXPECT_NE(messages[0].text.find("rejected at frame 25"), std::string::npos) << messages[0].text;
-  EXPECT_EQ(messages[0].frame, 26);
+  EXPECT_EQ(messages[0].frame, 25);
   EXPECT_EQ(messages[1].kind, PageMessage::Kind::kException);
   EXPECT_NE(messages[1].text.find("thrown at frame 27"), std::string::npos) << messages[1].text;
   EXPECT_EQ(messages[1].frame, 27);
   EXPECT_EQ(messages[2].kind, PageMessage::Kind::kConsoleError);
   EXPECT_EQ(messages[2].text, "console error at frame 29");
   EXPECT_EQ(messages[2].frame, 29);
+  EXPECT_EQ(messages[3].kind, PageMessage::Kind::kException);
+  EXPECT_NE(messages[3].text.find("rejected by a timer"), std::string::npos) << messages[3].text;
+  EXPECT_EQ(messages[3].frame, 33);
 }
 
 TEST_F(PageTest, TheScreenIsAsLargeAsThePage) {
