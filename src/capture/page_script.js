@@ -62,7 +62,7 @@
     window.WebSocket = class WebSocket extends RealWebSocket {
       constructor(...args) {
         super(...args);
-        const s = { n: ++sockets, waiting: null };
+        const s = { n: ++sockets, waiting: null, answering: false };
         state.set(this, s);
         wait(s, 'connect', this.url);
         // Before any listener of the page's: the page's own run in the same task, before
@@ -70,13 +70,30 @@
         for (const type of ['open', 'message', 'error', 'close']) {
           this.addEventListener(type, () => settle(s));
         }
+        this.addEventListener('message', () => onMessage(s));
       }
+    };
+    // A send made while the socket's own message is being handled answers it (a pong to
+    // the server's ping, an acknowledgement) and waits for nothing: the flag stays up until
+    // a task after the message's, posted by pagereel's listener, which runs first.
+    const answered = new MessageChannel();
+    const answering = [];
+    answered.port1.onmessage = () => {
+      const s = answering.shift();
+      if (s) s.answering = false;
+    };
+    const onMessage = (s) => {
+      s.answering = true;
+      answering.push(s);
+      answered.port2.postMessage(0);
     };
     const sendReal = RealWebSocket.prototype.send;
     RealWebSocket.prototype.send = function send(...args) {
       const result = sendReal.apply(this, args);
       const s = state.get(this);
-      if (s && !s.waiting && this.readyState === RealWebSocket.OPEN) wait(s, 'answer', this.url);
+      if (s && !s.waiting && !s.answering && this.readyState === RealWebSocket.OPEN) {
+        wait(s, 'answer', this.url);
+      }
       return result;
     };
   }

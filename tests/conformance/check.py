@@ -171,15 +171,16 @@ def serve_with_ranges(port, root):
                 # WebSocket that never opens. Held until the browser lets go.
                 self.close_connection = True
                 self.rfile.read()
-            elif self.path in ("/ws", "/ws-silent") and self.headers.get("Upgrade", "").lower() == "websocket":
-                self.websocket(silent=self.path == "/ws-silent")
+            elif self.path in ("/ws", "/ws-silent", "/ws-ping") and self.headers.get("Upgrade", "").lower() == "websocket":
+                self.websocket(self.path[4:] or "answer")
             else:
                 super().do_GET()
 
-        def websocket(self, silent):
+        def websocket(self, mode):
             """A loopback WebSocket (RFC 6455, text frames) for pages/websocket: answers each
             message "N" with "N*2+1", so what arrives depends only on what the page sent.
-            Silent (pages/websocket-silent), it answers nothing."""
+            "silent" (pages/websocket-silent) answers nothing; "ping" answers "hello" with
+            "ping" and nothing else (the page's "pong" gets no answer)."""
             import base64
             import hashlib
             import struct
@@ -204,12 +205,17 @@ def serve_with_ranges(port, root):
                     size = struct.unpack(">Q", self.rfile.read(8))[0]
                 mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
                 data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(size)))
-                if head[0] & 0x0F != 1 or silent:
+                if head[0] & 0x0F != 1 or mode == "silent":
                     continue
-                try:
-                    answer = str(int(data.decode()) * 2 + 1).encode()
-                except ValueError:
-                    answer = b"?"
+                if mode == "ping":
+                    if data != b"hello":
+                        continue
+                    answer = b"ping"
+                else:
+                    try:
+                        answer = str(int(data.decode()) * 2 + 1).encode()
+                    except ValueError:
+                        answer = b"?"
                 self.wfile.write(bytes([0x81, len(answer)]) + answer)
                 self.wfile.flush()
 
