@@ -507,9 +507,9 @@ bool Page::Shared::SocketsSettled() {
     // Given up: the summary says so, once for the socket, which is not waited for again.
     const std::string socket = it->first.substr(0, it->first.find('.'));
     if (sockets_given_up.insert(socket).second && messages.size() < kMaxMessages) {
-      const json payload = {{"url", wait.url},
-                            {"answer", wait.answer},
-                            {"waited", SecondsText(std::chrono::duration_cast<std::chrono::milliseconds>(limit))}};
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+      const json payload = {
+          {"url", wait.url}, {"answer", wait.answer}, {"waited", SecondsText(waited)}};
       auto message = std::make_shared<cdp::Message>();
       message->json = Dump({{"method", "Runtime.bindingCalled"},
                             {"params", {{"payload", "socket-unanswered:" + payload.dump()}}}});
@@ -612,7 +612,9 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       char* end = nullptr;
       const int64_t at = std::strtoll(payload->c_str() + 10, &end, 10);
       const int64_t last = *end == ':' ? std::atoll(end + 1) : -1;
-      if (context.ok()) rejection_frames[static_cast<int64_t>(*context)] = RejectionFrame(at, last, fps);
+      if (context.ok()) {
+        rejection_frames[static_cast<int64_t>(*context)] = RejectionFrame(at, last, fps);
+      }
     } else if (payload->starts_with("socket:")) {
       Result<double> context = cdp::GetNumber(m, {"params", "executionContextId"});
       if (context.ok()) OnSocketSignal(*payload, static_cast<int64_t>(*context));
