@@ -1,5 +1,6 @@
-# Installs the conformance pages' libraries (npm ci from package-lock.json) and makes the
-# test video. Run as: cmake -DNPM=npm -DFFMPEG=ffmpeg -DDIR=tests/conformance -P setup.cmake
+# Installs the conformance pages' libraries (npm ci from package-lock.json), makes the
+# test media with ffmpeg and the Rive page's animation with make_riv.py. Run as:
+# cmake -DNPM=npm -DFFMPEG=ffmpeg -DPYTHON=python3 -DDIR=tests/conformance -P setup.cmake
 set(stamp "${DIR}/node_modules/.package-lock.json")
 if(NOT EXISTS "${stamp}" OR "${DIR}/package-lock.json" IS_NEWER_THAN "${stamp}")
   execute_process(COMMAND "${NPM}" ci --ignore-scripts --no-audit --no-fund --loglevel=error
@@ -37,3 +38,18 @@ make_media(counter.webm
 make_media(click.wav
   "aevalsrc=if(between(n\\,2400\\,2447)\\,if(mod(n\\,2)\\,-0.885\\,0.885)\\,0):s=48000:d=0.5"
   -c:a pcm_s16le)
+
+# The Rive page's animation (pages/rive): no .riv ships on npm, so make_riv.py writes one
+# (python3, standard library only; written aside and renamed). Remade when the script is
+# newer than the file.
+set(riv "${DIR}/media/rive.riv")
+if(NOT EXISTS "${riv}" OR "${DIR}/make_riv.py" IS_NEWER_THAN "${riv}")
+  if(NOT PYTHON)
+    set(PYTHON python3)
+  endif()
+  file(MAKE_DIRECTORY "${DIR}/media")
+  execute_process(COMMAND "${PYTHON}" "${DIR}/make_riv.py" "${riv}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "make_riv.py could not make ${riv} (${rc})")
+  endif()
+endif()
