@@ -932,11 +932,13 @@ Status Page::WaitUntilReady() {
   Clock::time_point deadline = Clock::now() + options_.timeout;
   const int64_t max_wait_us = static_cast<int64_t>(options_.timeout.count()) * 1000;
   int64_t waited_us = 0;
+  bool busy = false;  // Something was in flight or not ready at some check.
   int quiet_checks = 0;
   for (;;) {
     std::string in_flight;
     {
       MutexLock lock(&shared_->mu);
+      busy = busy || !shared_->requests.empty();
       // In slices, so a capture that is no longer wanted stops within one; after half a
       // second, a look for workers' scripts (below).
       for (int slice = 0; slice < 5; ++slice) {
@@ -964,6 +966,7 @@ Status Page::WaitUntilReady() {
       held = !shared_->bodies_pending.empty() || !shared_->socket_waits.empty();
     }
     if (held && in_flight.empty()) {
+      busy = true;
       PR_RETURN_IF_ERROR(AwaitBodies());
       continue;
     }
@@ -981,12 +984,14 @@ Status Page::WaitUntilReady() {
     if (fonts && ready != "pending" && in_flight.empty()) {
       // A library that goes on loading after the load event (a wasm compiled, then a file
       // fetched with what it returned) has nothing in flight between two of its steps, for
-      // as long as a task or two takes: it is ready once nothing has started for a while.
-      if (quiet_checks++ >= kQuietChecks) return Status::Ok();
+      // as long as a task or two takes: a page that was busy after its load event is ready
+      // once nothing has started for a while. (One that was not is ready at once.)
+      if (!busy || quiet_checks++ >= kQuietChecks) return Status::Ok();
       std::this_thread::sleep_for(kQuietCheckPause);
       continue;
     }
     quiet_checks = 0;
+    busy = true;
     if (Clock::now() > deadline || waited_us >= max_wait_us) {
       std::string waiting = !in_flight.empty() ? "a file to arrive (" + in_flight + ")"
                             : !fonts           ? "its fonts (document.fonts.ready)"
