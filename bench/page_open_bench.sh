@@ -7,7 +7,11 @@
 # composition, 60 frames at 1280x720 on 1 lane; the conformance WebSocket page (3 sockets,
 # 60 frames at 640x360) and Rive page (wasm and .riv loaded after the load event, 60
 # frames), over the conformance suite's loopback server (needs its npm ci and setup).
-# Usage: [ROUNDS=7] bench/page_open_bench.sh BASELINE_PAGEREEL THIS_PAGEREEL
+# SET=timers measures, for RESULTS "timers", what ending page time's grants where timers
+# set in animation frames are due costs: the test card, the light composition, the
+# conformance timers page (a chain, an interval and timers set in every frame), and
+# compositions/timers (a 1 ms interval: 33 stops a frame), 60 frames each.
+# Usage: [ROUNDS=7] [SET=open|timers] bench/page_open_bench.sh BASELINE_PAGEREEL THIS_PAGEREEL
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -31,10 +35,16 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 echo "| case | baseline s (median of $rounds) | this s | this / baseline |"
 echo "|---|---|---|---|"
-for case in "test card, 1 frame|$root/tests/pages/test-card.html|640x360|1" \
-            "light, 60 frames 720p|$root/bench/compositions/light/index.html|1280x720|60" \
-            "websocket page, 60 frames|http://127.0.0.1:$port/pages/websocket/index.html|640x360|60" \
-            "rive page, 60 frames|http://127.0.0.1:$port/pages/rive/index.html|640x360|60"; do
+cases=("test card, 1 frame|$root/tests/pages/test-card.html|640x360|1"
+       "light, 60 frames 720p|$root/bench/compositions/light/index.html|1280x720|60")
+case ${SET:-open} in
+  open) cases+=("websocket page, 60 frames|http://127.0.0.1:$port/pages/websocket/index.html|640x360|60"
+                "rive page, 60 frames|http://127.0.0.1:$port/pages/rive/index.html|640x360|60") ;;
+  timers) cases+=("conformance timers page, 60 frames|$root/tests/conformance/pages/timers/index.html|640x360|60"
+                  "1 ms interval, 60 frames 720p|$root/bench/compositions/timers/index.html|1280x720|60") ;;
+  *) echo "page_open_bench: SET is open or timers" >&2; exit 2 ;;
+esac
+for case in "${cases[@]}"; do
   IFS='|' read -r name url size frames <<<"$case"
   : >"$out/a"
   : >"$out/b"

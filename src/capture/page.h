@@ -192,6 +192,9 @@ class Page {
   Status AwaitWorkerTraffic();
   // Lets the page's tasks run with its time held until `done` (called with shared_->mu
   // held) is true; fails naming `what` after the timeout.
+  // One grant of page time, to `virtual_us`, and the waits after it (AdvanceTo makes one
+  // or more).
+  Status AdvanceStep(int64_t virtual_us);
   Status HoldTimeUntil(const std::function<bool()>& done, std::string_view what);
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
@@ -248,6 +251,9 @@ class Page {
   int64_t next_frame_ = 0;
   int64_t last_tick_ms_ = 0;  // Film time of the last animation frame run.
   int64_t ticks_run_ = 0;     // Animation frames run since frame 0.
+  // Whether the page tells the end of each turn of animation frames (AdvanceTo); false
+  // once it did not, and then a round trip to the page stands in for it.
+  bool turns_told_ = true;
   bool jumped_ = false;
   bool film_ended_ = false;  // Sound(kFilmEnds) rendered its sound past its last frame.
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).

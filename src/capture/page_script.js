@@ -38,6 +38,55 @@
   };
   wrapWallClockWork(window, holdTimeFor);
 
+  // Timers. Chromium's virtual time runs a timer set while page time stands still (in an
+  // animation frame, or in a task run where a grant of time ended) only where a later
+  // grant ends: a 50 ms setTimeout chain started in an animation frame ticked every 67 ms
+  // at 30 fps. So each timer tells Page where it was set and its delay ('timer:F:DELAY',
+  // F the film ms now), and Page ends a grant where it is due (page.cc, AdvanceTo); an
+  // interval tells each next run as it runs. The delay as Chromium takes it: whole ms, at
+  // least 0, and at least 4 ms for a timer set from one nested six deep (HTML's rule;
+  // checked against headless-shell's own timing of nested setTimeout(0) and setInterval(0)).
+  let timerNesting = 0;
+  const timerCall = (f, nesting, args) => {
+    const outer = timerNesting;
+    timerNesting = nesting;
+    try {
+      return f.apply(window, args);
+    } finally {
+      timerNesting = outer;
+    }
+  };
+  const timerDelay = (delay, nesting) => {
+    const ms = Math.max(0, Math.trunc(Number(delay)) || 0);
+    return nesting > 6 ? Math.max(4, ms) : ms;
+  };
+  // Only the top document's: Page hears the end of its turn of animation frames, not of
+  // its frames' (which run after it), so theirs would be heard in time in some renders
+  // only. A frame's timer set in its animation frame runs at the next grant's end.
+  const timersTold = window === window.top;
+  const timerSet = (ms) => {
+    if (timersTold) signal('timer:' + film() + ':' + ms);
+  };
+  const setTimeoutReal = window.setTimeout;
+  const setIntervalReal = window.setInterval;
+  window.setTimeout = function setTimeout(f, delay, ...args) {
+    const nesting = timerNesting + 1;
+    timerSet(timerDelay(delay, nesting));
+    if (typeof f !== 'function') return setTimeoutReal.call(window, f, delay, ...args);
+    return setTimeoutReal.call(window, () => timerCall(f, nesting, args), delay);
+  };
+  window.setInterval = function setInterval(f, delay, ...args) {
+    const nesting = timerNesting + 1;
+    timerSet(timerDelay(delay, nesting));
+    if (typeof f !== 'function') return setIntervalReal.call(window, f, delay, ...args);
+    let runs = 0;  // Each run nests one deeper: a 0 ms interval waits 4 ms from its 7th.
+    return setIntervalReal.call(window, () => {
+      runs += 1;
+      timerSet(timerDelay(delay, nesting + runs));
+      return timerCall(f, nesting + runs - 1, args);
+    }, delay);
+  };
+
   // WebSockets. A socket opens, and answers, on the wall clock: the answer to a message
   // sent at load was in frame 0 in one render and not in the next; one sent by a timer at
   // 500 ms came in frame 15 or 16. So page time is held while a socket connects (until
@@ -209,15 +258,34 @@
   // performance.now() and requestAnimationFrame timestamps: film time, whole ms.
   const realNow = performance.now.bind(performance);
   performance.now = function now() { return film(); };
+  // The page's animation frame callbacks for the coming turn and for the one running: the
+  // last of a turn to run tells Page the turn ended ('turn:N'), after whatever they told
+  // it (the timers they set: page.cc, AdvanceTo). pagereel's own (tick, below) runs first
+  // in each turn and opens it.
   const raf = window.requestAnimationFrame.bind(window);
+  let nextTurn = new Set();
+  let thisTurn = new Set();
+  let turnOpen = false;
+  const endTurnIfDone = () => {
+    if (turnOpen && thisTurn.size === 0) {
+      turnOpen = false;
+      signal('turn:' + ticks);
+    }
+  };
   window.requestAnimationFrame = function requestAnimationFrame(callback) {
-    return raf(() => {
+    const id = raf(() => {
+      // One asked for before pagereel's own in the turn (by a video frame callback) is
+      // still in nextTurn.
+      if (!thisTurn.delete(id)) nextTurn.delete(id);
       try {
         callback(film());
       } finally {
         if (shown.size) queueMicrotask(showOffscreen);
+        endTurnIfDone();
       }
     });
+    nextTurn.add(id);
+    return id;
   };
 
   // Date: the epoch plus film time; Math.random from a fixed seed (sfc32), the same in
@@ -313,6 +381,10 @@
         ticks += 1;
         lastTick = film();
         signal('frame:' + ticks + ':' + lastTick);
+        thisTurn = nextTurn;
+        nextTurn = new Set();
+        turnOpen = true;
+        endTurnIfDone();
       }
     }
     tickId = raf(tick);
@@ -328,8 +400,14 @@
   // A page that cancels animation frames by number must not cancel this one.
   const caf = window.cancelAnimationFrame.bind(window);
   window.cancelAnimationFrame = function cancelAnimationFrame(id) {
-    if (id !== tickId) caf(id);
+    if (id === tickId) return;
+    caf(id);
+    nextTurn.delete(id);
+    if (thisTurn.delete(id)) endTurnIfDone();
   };
+  // Chromium still has the prefixed pair; they are the same as the two above.
+  window.webkitRequestAnimationFrame = window.requestAnimationFrame;
+  window.webkitCancelAnimationFrame = window.cancelAnimationFrame;
 
   if (config.deviceMemory) {
     Object.defineProperty(Navigator.prototype, 'deviceMemory',

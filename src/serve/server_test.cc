@@ -991,7 +991,9 @@ TEST_F(ServeTest, ATimeoutNamesWhatWasAwaitedAndBlamesAScriptOnlyWhenOneRan) {
       << waiting.body;
   EXPECT_EQ(waiting.body.find("does not end"), std::string::npos) << waiting.body;
 
-  Reply busy = Get(port_, "/v1/screenshot?timeout=2000&url=" + Encode(pages_.Url("/busy")));
+  // Long enough for the page to load beside a loaded suite (with 2 s it once had not, and
+  // was still waiting for its document).
+  Reply busy = Get(port_, "/v1/screenshot?timeout=6000&url=" + Encode(pages_.Url("/busy")));
   EXPECT_EQ(busy.status, 504) << busy.body;
   EXPECT_NE(busy.body.find("main thread was busy"), std::string::npos) << busy.body;
   ::close(silent);
