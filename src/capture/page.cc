@@ -1283,8 +1283,7 @@ Status Page::HoldTimeUntil(const std::function<bool()>& done, std::string_view w
     // What settled it may start more in the same task (an open socket's handler sends, a
     // body's handler reads another): those signals come after the one that settled it. A
     // round trip to the page's main thread comes back after that task, and after them.
-    PR_RETURN_IF_ERROR(
-        session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), options_.timeout).status());
+    PR_RETURN_IF_ERROR(RoundTrip());
     MutexLock lock(&shared_->mu);
     if (done()) break;
   }
@@ -1312,8 +1311,7 @@ Status Page::AdvanceTo(int64_t virtual_us) {
     turns_told_ = shared_->turns >= ticks_run_ || shared_->leaving;
   }
   if (!turns_told_) {
-    PR_RETURN_IF_ERROR(
-        session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), options_.timeout).status());
+    PR_RETURN_IF_ERROR(RoundTrip());
   }
   // Chromium runs a timer set while page time stands still (in an animation frame, or in a
   // task run where a grant of page time ended) only where a later grant ends, not when it
@@ -1341,10 +1339,13 @@ Status Page::AdvanceTo(int64_t virtual_us) {
     if (stop < 0 || stop >= virtual_us) break;
     PR_RETURN_IF_ERROR(AdvanceStep(stop));
     // What the timer that ran there set is told before the next grant is made.
-    PR_RETURN_IF_ERROR(
-        session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), options_.timeout).status());
+    PR_RETURN_IF_ERROR(RoundTrip());
   }
   return AdvanceStep(virtual_us);
+}
+
+Status Page::RoundTrip() {
+  return session_->Call("Runtime.evaluate", Dump({{"expression", "0"}}), options_.timeout).status();
 }
 
 Status Page::AdvanceStep(int64_t virtual_us) {

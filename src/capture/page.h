@@ -195,6 +195,9 @@ class Page {
   // One grant of page time, to `virtual_us`, and the waits after it (AdvanceTo makes one
   // or more).
   Status AdvanceStep(int64_t virtual_us);
+  // An evaluation in the page: it runs after the page's tasks in progress, so what they
+  // told Page has come when it answers.
+  Status RoundTrip();
   Status HoldTimeUntil(const std::function<bool()>& done, std::string_view what);
   // Waits until the page's documents have received `pictures` canvas pictures from their
   // workers in all (worker_script.js sends them at the end of each advance).
