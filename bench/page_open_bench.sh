@@ -11,7 +11,9 @@
 # set in animation frames are due costs: the test card, the light composition, the
 # conformance timers page (a chain, an interval and timers set in every frame), and
 # compositions/timers (a 1 ms interval: 33 stops a frame), 60 frames each.
-# Usage: [ROUNDS=7] [SET=open|timers] bench/page_open_bench.sh BASELINE_PAGEREEL THIS_PAGEREEL
+# SET=video measures, for RESULTS "video pictures", what waiting for a sought video's
+# picture to reach drawImage(video) costs: the conformance video-canvas and video pages.
+# Usage: [ROUNDS=7] [SET=open|timers|video] bench/page_open_bench.sh BASELINE_PAGEREEL THIS_PAGEREEL
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -42,7 +44,9 @@ case ${SET:-open} in
                 "rive page, 60 frames|http://127.0.0.1:$port/pages/rive/index.html|640x360|60") ;;
   timers) cases+=("conformance timers page, 60 frames|$root/tests/conformance/pages/timers/index.html|640x360|60"
                   "1 ms interval, 60 frames 720p|$root/bench/compositions/timers/index.html|1280x720|60") ;;
-  *) echo "page_open_bench: SET is open or timers" >&2; exit 2 ;;
+  video) cases+=("conformance video-canvas page, 135 frames|$root/tests/conformance/pages/video-canvas/index.html|640x360|135"
+                 "conformance video page, 135 frames|$root/tests/conformance/pages/video/index.html|640x360|135") ;;
+  *) echo "page_open_bench: SET is open, timers or video" >&2; exit 2 ;;
 esac
 for case in "${cases[@]}"; do
   IFS='|' read -r name url size frames <<<"$case"

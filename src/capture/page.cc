@@ -64,6 +64,8 @@ constexpr int kScreenshotTries = 10;
 // the old state, until the page's update callback has run), and the render failed.
 constexpr int kRedrawTries = 10;
 constexpr std::chrono::milliseconds kRedrawPauseMax{100};
+// How long a frame waits, at most, for sought videos' pictures to reach drawImage(video).
+constexpr std::chrono::milliseconds kVideoPictureWait{1'000};
 // How long a frame's report from the page may trail the browser's reply to beginFrame.
 constexpr std::chrono::milliseconds kReportWait{2'000};
 // Page messages kept between two TakeMessages() calls (the renderer takes them every frame).
@@ -617,7 +619,8 @@ void Page::Shared::OnEvent(const cdp::Event& e) {
       if (!leaving) leaving_at = frame;
       leaving = true;
       cv.SignalAll();
-    } else if (payload->rfind("unseekable:", 0) == 0 || payload->rfind("dialog:", 0) == 0) {
+    } else if (payload->starts_with("unseekable:") || payload->starts_with("dialog:") ||
+               payload->starts_with("video-late:")) {
       if (messages.size() < kMaxMessages) messages.emplace_back(frame, e.message);
     } else if (payload->rfind("sound:", 0) == 0) {
       sound_messages.push_back(payload->substr(6));
@@ -1572,6 +1575,7 @@ Status Page::SyncDocuments(const std::string& expression) {
     contexts = shared_->video_contexts;
   }
   if (contexts.empty()) return Status::Ok();
+  std::vector<int64_t> behind;  // Documents with a video whose picture has not come yet.
   // Seeking is answered by media events, which wait while virtual time is paused: let the
   // page's tasks run, with virtual time held at the frame by the fence the budget left.
   PR_RETURN_IF_ERROR(
@@ -1609,13 +1613,61 @@ Status Page::SyncDocuments(const std::string& expression) {
       shared_->video_contexts.erase(context);
       continue;
     }
-    // Why an AudioContext could not be rendered to the frame's time ('' when all were).
-    Result<std::string> fault = cdp::GetString(*reply, {"result", "result", "value"});
-    if (fault.ok() && !fault->empty()) {
+    // "N:fault": how many videos do not show their picture yet, and why an AudioContext
+    // could not be rendered to the frame's time ('' when all were).
+    Result<std::string> answer = cdp::GetString(*reply, {"result", "result", "value"});
+    if (!answer.ok()) continue;
+    const size_t colon = answer->find(':');
+    const std::string fault = colon == std::string::npos ? *answer : answer->substr(colon + 1);
+    if (!fault.empty()) {
       return InternalError("the page " + name_ + "'s Web Audio could not follow the film " +
-                           Where() + ": " + *fault +
+                           Where() + ": " + fault +
                            "; this is a fault in pagereel, please report it");
     }
+    if (colon != std::string::npos && colon > 0 && answer->compare(0, colon, "0") != 0) {
+      behind.push_back(context);
+    }
+  }
+  return AwaitVideoPictures(std::move(behind));
+}
+
+// A seek has landed (seeked) but what drawImage(video) reads can still be the picture before
+// it: the decoded frame reaches it on another thread, which a loaded machine runs late. The
+// page counts its videos whose picture does not hold their time (page_script.js,
+// videosBehind); this asks again, a couple of milliseconds apart, until none is. The picture
+// normally follows within milliseconds. A video whose pictures never match the time it was
+// sought to (timestamps pagereel misreads) would slow every frame by the wait: after
+// kVideoPictureWait once, the render stops waiting and names the videos in its summary.
+Status Page::AwaitVideoPictures(std::vector<int64_t> contexts) {
+  if (contexts.empty() || gave_up_on_video_pictures_) return Status::Ok();
+  const Clock::time_point deadline = Clock::now() + kVideoPictureWait;
+  while (!contexts.empty()) {
+    if (Clock::now() >= deadline) {
+      // The page names the videos in the render's summary (TakeMessages).
+      gave_up_on_video_pictures_ = true;
+      for (int64_t context : contexts) {
+        PR_RETURN_IF_ERROR(Call("Runtime.evaluate",
+                                Dump({{"expression", "window.__pagereel.videosLate()"},
+                                      {"contextId", context}}))
+                               .status());
+      }
+      return Status::Ok();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::vector<int64_t> still;
+    for (int64_t context : contexts) {
+      Result<cdp::Message> reply =
+          Call("Runtime.evaluate", Dump({{"expression", "window.__pagereel.videosBehind()"},
+                                         {"returnByValue", true},
+                                         {"contextId", context}}));
+      if (!reply.ok() && reply.status().code() == StatusCode::kDeadlineExceeded) {
+        return reply.status();
+      }
+      if (!reply.ok()) continue;  // The document went away.
+      Result<double> behind = cdp::GetNumber(*reply, {"result", "result", "value"});
+      if (behind.ok() && *behind > 0) still.push_back(context);
+    }
+    contexts = std::move(still);
   }
   return Status::Ok();
 }
@@ -1725,6 +1777,14 @@ std::vector<PageMessage> Page::TakeMessages() {
       pm.text = DialogText(params.value("type", std::string("alert")),
                            params.value("message", std::string()));
       pm.source = params.value("url", std::string());
+    } else if (method == "Runtime.bindingCalled" &&
+               params.value("payload", std::string()).starts_with("video-late:")) {
+      pm.kind = PageMessage::Kind::kVideo;
+      pm.text = "the video " + params.value("payload", std::string()).substr(11) +
+                " did not show the picture for the time it was sought to within " +
+                SecondsText(kVideoPictureWait) +
+                " (its frames' timestamps do not match its times?): from here on, "
+                "drawImage(video) copies may show the picture before the frame's";
     } else if (method == "Runtime.bindingCalled") {
       pm.kind = PageMessage::Kind::kVideo;
       pm.text = "the video " + params.value("payload", std::string()).substr(11) +

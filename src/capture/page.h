@@ -207,6 +207,7 @@ class Page {
   // Evaluates `expression` (a promise of why an AudioContext could not be rendered, ''
   // when all were) in each document with videos or Web Audio, with the page's tasks running.
   Status SyncDocuments(const std::string& expression);
+  Status AwaitVideoPictures(std::vector<int64_t> contexts);
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
   Status BeginFrame(int64_t film_ms, Draw draw, EncodedFrame* screenshot, int64_t index);
   // One beginFrame with `params`, retried until the browser sends the screenshot asked for.
@@ -258,6 +259,7 @@ class Page {
   // once it did not, and then a round trip to the page stands in for it.
   bool turns_told_ = true;
   bool jumped_ = false;
+  bool gave_up_on_video_pictures_ = false;  // AwaitVideoPictures timed out once.
   bool film_ended_ = false;  // Sound(kFilmEnds) rendered its sound past its last frame.
   MediaFetched media_;  // The media of the page's sounds, by URL (Sound()).
   int64_t media_bytes_ = 0;  // Their bytes, in all (PageOptions::max_media_bytes).

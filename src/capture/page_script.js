@@ -662,6 +662,41 @@
     });
   }));
 
+  // How many videos do not yet show the picture for the time they were sought to. A seek's
+  // seeked event can come before its picture: the decoded frame reaches what drawImage(video),
+  // texImage2D(video) and new VideoFrame(video) read on another thread, so under load a copy
+  // made right after the seek read the previous seek's picture (plain headless-shell beside
+  // two CPU hogs: 19 of 2400 seeks; the element's own picture, drawn later by the compositor,
+  // was right). new VideoFrame(video) reads what drawImage would: a video is behind while
+  // that picture's span [timestamp, timestamp + duration) does not hold the sought time (a
+  // millisecond of slack at both ends for the float seconds and a seek to a frame's edge).
+  // Where WebCodecs is missing (not a secure context), for a picture without a duration or
+  // one that cannot be read (a tainted cross-origin video), the video counts as shown. The
+  // engine asks again until none is behind (page.cc, AwaitVideoPictures).
+  const videosBehind = (late) => {
+    if (typeof VideoFrame !== 'function') return 0;
+    let behind = 0;
+    for (const el of document.querySelectorAll('video')) {
+      const m = models.get(el);
+      if (!m || m.shown === null || el.error || !el.currentSrc) continue;
+      let frame = null;
+      try {
+        frame = new VideoFrame(el);
+        const at = m.shown * 1e6;
+        if (frame.duration &&
+            (at < frame.timestamp - 1000 || at >= frame.timestamp + frame.duration + 1000)) {
+          behind++;
+          if (late) signal('video-late:' + el.currentSrc);
+        }
+      } catch (e) {
+        // No picture to read: nothing to compare.
+      } finally {
+        if (frame) frame.close();
+      }
+    }
+    return behind;
+  };
+
   // Sound. Nothing really plays (the models above stand in for every media element, in
   // the document or not: new Audio(), cloneNode()), so the film's sound is made afterwards
   // from what the page did (audio/README.md): each element is a sound, and each stretch in
@@ -1250,11 +1285,18 @@
       async state() { watch(); await null; await null; return JSON.stringify(status); },
       // Before every frame (in documents that signalled 'video'): videos sought to the
       // frame's time, AudioContexts rendered up to it. Resolves with why an AudioContext
-      // could not be rendered, '' when all were.
-      syncVideos() { return Promise.all([syncVideos(), audioFault()]).then(([, fault]) => fault); },
+      // could not be rendered ('' when all were), and, after a colon, how many videos do
+      // not show their picture yet (videosBehind).
+      syncVideos() {
+        return Promise.all([syncVideos(), audioFault()]).then(([, fault]) => videosBehind(false) + ':' + fault);
+      },
+      videosBehind() { return videosBehind(false); },
+      // The engine stopped waiting for the pictures: names each video still behind.
+      videosLate() { videosBehind(true); },
       // Where the film ends, at `ms` of film time: AudioContexts rendered on to it and past
-      // it to the next render quantum, so the last frame's sound is whole.
-      endAudio(ms) { return audioFault(ms); },
+      // it to the next render quantum, so the last frame's sound is whole. Answers as
+      // syncVideos does, with no video behind.
+      endAudio(ms) { return audioFault(ms).then((fault) => '0:' + fault); },
       takeWebAudio(limit) { return takeWebAudio(limit); },
       audioWaits() { return audioWaits(); },
       // What the reports said so far, "count:ms", for a report that has not arrived.
