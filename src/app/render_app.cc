@@ -400,6 +400,14 @@ Result<render::RenderOptions> ToRenderOptions(const RenderRequest& request) {
   options.keep_work_dir = request.keep_work_dir;
   options.strict = request.strict;
   PR_ASSIGN_OR_RETURN(options.sound, ToSoundOptions(request.no_audio, request.audio_codec));
+  if (url.starts_with("file://")) {
+    // A composition on disk is one piece: its own images and videos are not cross-origin
+    // to it. Without this, a file:// document may not read what it draws from its own
+    // files (getImageData after drawImage, WebGL textures, new VideoFrame(video)), and
+    // pagereel cannot see whether a sought video's picture has reached drawImage
+    // (docs/page-contract.md, Video).
+    options.launch.extra_args.push_back("--allow-file-access-from-files");
+  }
   if (request.draft) {
     // A preview while working on a page: the page laid out at full size and drawn at half
     // (device scale 0.5), segments reached by jumping, the fastest encoder settings.

@@ -228,6 +228,43 @@ else
   echo "FAIL good-render: rc=$rc printed='$printed' frames='$frames'"; cat "$work/log"; failures=$((failures + 1))
 fi
 
+# A composition on disk is one piece (docs/page-contract.md, Loading): over file:// its
+# module scripts, script-URL workers and XHR load, and a canvas that drew its own image
+# stays readable. Each check paints one 16 px strip green (red or blue if refused).
+mkdir -p "$work/own/frames"
+echo 'export const x = 1;' >"$work/own/m.js"
+echo 'onmessage = () => postMessage(1);' >"$work/own/w.js"
+echo '{"a": 1}' >"$work/own/d.json"
+echo '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="#0f0"/></svg>' >"$work/own/i.svg"
+cat >"$work/own/page.html" <<'HTML'
+<!doctype html>
+<body style="margin:0">
+<div id="m" style="height:16px;background:#00f"></div><div id="w" style="height:16px;background:#00f"></div>
+<div id="x" style="height:16px;background:#00f"></div><div id="i" style="height:16px;background:#00f"></div>
+<script type="module">import { x } from './m.js'; document.getElementById('m').style.background = x === 1 ? '#0f0' : '#f00';</script>
+<script>
+  const paint = (id, ok) => { document.getElementById(id).style.background = ok ? '#0f0' : '#f00'; };
+  try { const w = new Worker('w.js'); w.onmessage = () => paint('w', true); w.postMessage(0); } catch (e) { paint('w', false); }
+  try { const r = new XMLHttpRequest(); r.open('GET', 'd.json', false); r.send(); paint('x', r.responseText.includes('"a"')); } catch (e) { paint('x', false); }
+  const img = new Image();
+  img.onload = () => {
+    const c = document.createElement('canvas').getContext('2d');
+    c.drawImage(img, 0, 0);
+    try { paint('i', c.getImageData(1, 1, 1, 1).data[1] === 255); } catch (e) { paint('i', false); }
+  };
+  img.src = 'i.svg';
+</script>
+HTML
+"$bin" render "$work/own/page.html" -o "$work/own/frames/f%02d.png" --frames 3 --fps 10 --size 64x64 --progress none >"$work/own/log" 2>&1
+rc=$?
+strips=$(ffmpeg -v error -i "$work/own/frames/f02.png" -f rawvideo -pix_fmt rgb24 - 2>/dev/null |
+  python3 -c 'import sys; d = sys.stdin.buffer.read(); print(" ".join("%d,%d,%d" % tuple(d[(y * 64 + 32) * 3:(y * 64 + 32) * 3 + 3]) for y in (8, 24, 40, 56)))')
+if [ "$rc" -eq 0 ] && [ "$strips" = "0,255,0 0,255,0 0,255,0 0,255,0" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL own-files: rc=$rc strips (module, worker, XHR, image) '$strips'"; cat "$work/own/log"; failures=$((failures + 1))
+fi
+
 # Ctrl-C: exit 130, no output, no browser left behind.
 rm -f "$o"
 # Its own TMPDIR, so its browsers' profile folders are told apart from other tests'.
