@@ -204,8 +204,10 @@ class Page {
   Status AwaitWorkerPictures(int64_t pictures);
   // Seeks the page's videos to the frame's time and renders its AudioContexts up to it.
   Status SyncVideos();
-  // Evaluates `expression` (a promise of why an AudioContext could not be rendered, ''
-  // when all were) in each document with videos or Web Audio, with the page's tasks running.
+  // Evaluates `expression` (a promise of "N:fault": how many videos do not show their
+  // picture yet, and why an AudioContext could not be rendered, '' when all were) in each
+  // document with videos or Web Audio, with the page's tasks running; then waits for the
+  // pictures of the documents with N > 0 (AwaitVideoPictures).
   Status SyncDocuments(const std::string& expression);
   Status AwaitVideoPictures(std::vector<int64_t> contexts);
   Status StepFrame(int64_t index, Draw draw, EncodedFrame* screenshot);
