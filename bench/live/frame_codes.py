@@ -9,7 +9,10 @@ the content's step jitter, and latency (an output frame's time minus its page fr
 
 Also: "new", the share of output frames (after the first) that show a page frame no earlier
 output frame showed (a source's freshness as a receiver sees it), and "exact_steps", the
-share whose content moved by one period (within 1.5 ms: the codes are whole milliseconds).
+share whose content moved by one period (within 1.5 ms: the codes are whole milliseconds),
+and "even", the share of new pictures that moved the content by the most common number of
+periods and held it for as many output frames (1.0: motion at a steady rate, whether every
+frame or every second one; mixed steps of one and two periods are judder).
 The bars may be at any size: 1/16 of the width each, 1/6 of the height (pages/slots.html,
 counter.html, ticker.html).
 """
@@ -29,7 +32,10 @@ def size_of(video):
 def codes(video):
     # The bars are 1/16 of the width and 1/6 of the height: read the middle of each.
     w, h = size_of(video)
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-f", "rawvideo", "-pix_fmt",
+    # One picture per frame the file holds, at its own time: a file whose first frame is
+    # stamped apart from the rest (an MP4 with AAC) must not get a duplicated frame.
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-fps_mode", "passthrough",
+                          "-f", "rawvideo", "-pix_fmt",
                           "gray", "-"], check=True, capture_output=True).stdout
     size = w * h
     row = h // 12
@@ -63,11 +69,21 @@ def main():
     content, walls = content[skip:], walls[skip:]
     latency = [w - c for c, w in zip(content, walls)]
     steps = [b - a for a, b in zip(content, content[1:])]
+    # Each new picture: (periods its content moved, output frames since the last new one).
+    moves, last_new = [], None
+    for i in range(1, len(content)):
+        if content[i] > content[i - 1]:
+            if last_new is not None:
+                moves.append((round((content[i] - content[last_new]) / a.period_ms), i - last_new))
+            last_new = i
+    mode = max(set(moves), key=moves.count) if moves else (0, 0)
     print(json.dumps({
         "frames": len(content),
         "new": round(sum(1 for s in steps if s > 0) / max(1, len(steps)), 4),
         "exact_steps": round(sum(1 for s in steps if abs(s - a.period_ms) <= 1.5)
                              / max(1, len(steps)), 4),
+        "even": round(moves.count(mode) / max(1, len(moves)), 4),
+        "even_step": mode[0],
         "duplicated": sum(1 for s in steps if s == 0),
         "missing": sum(round(s / a.period_ms) - 1 for s in steps if s > 1.5 * a.period_ms),
         "backwards": sum(1 for s in steps if s < 0),

@@ -9,6 +9,7 @@
 # 720p25, 720p30, 720p50, 720p59.94 and 1080p25 with one output, and 720p25/720p50 with two.
 # For every case it prints what the file holds (bench/live/frame_codes.py: new pictures per
 # tick, steps of exactly one period, latency) and pagereel's own source line.
+# LIVE_ARGS adds options to every `pagereel live` (LIVE_ARGS=--no-audio: pictures only).
 set -euo pipefail
 bin=$1 out=$2 seconds=${3:-20}
 shift $(($# < 3 ? $# : 3))
@@ -34,7 +35,7 @@ for c in "${cases[@]}"; do
     [ "$outputs" -ge 2 ] && printf '[[outputs]]\nid = "second"\nto = "%s"\n' "$out/$name.ts"
   } >"$out/$name.toml"
   rm -f "$out/$name.asrun" "$out/$name.mp4" "$out/$name.ts"
-  "$bin" live "$out/$name.toml" --duration "$seconds" --as-run "$out/$name.asrun" \
+  "$bin" live "$out/$name.toml" ${LIVE_ARGS:-} --duration "$seconds" --as-run "$out/$name.asrun" \
     --status-every 0 --control none 2>"$out/$name.log" || { echo "$name: pagereel failed"; tail -5 "$out/$name.log"; continue; }
   tick0=$(sed -n 's/.*tick 0 at \([0-9.]*\) ms.*/\1/p' "$out/$name.asrun" | tail -1)
   skip=$(python3 -c "from fractions import Fraction as F; print(round(F('$fps')))")

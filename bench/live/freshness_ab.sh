@@ -5,8 +5,8 @@
 #   bench/live/freshness_ab.sh A_PAGEREEL B_PAGEREEL OUT_DIR SECONDS [hog] -- CASES...
 #
 # With "hog", one CPU hog (a shell loop at nice 0) runs beside both. Prints, per case and
-# build, the share of output frames with a new page frame and the share that moved by
-# exactly one period (bench/live/frame_codes.py).
+# build, the share of output frames with a new page frame, the share that moved by exactly
+# one period and the share of new pictures at the most common step (bench/live/frame_codes.py).
 set -euo pipefail
 a=$1 b=$2 out=$3 seconds=$4
 shift 4
@@ -31,7 +31,7 @@ name, _, rest = line.partition(": ")
 try:
     d = json.loads(rest)
     print(f"{name} {side}: new {d['new']:.4f}, exact steps {d['exact_steps']:.4f}, "
-          f"latency p50 {d['latency_ms_p50']:.1f} ms")
+          f"even {d['even']:.4f} (every {d['even_step']}), latency p50 {d['latency_ms_p50']:.1f} ms")
 except ValueError:
     print(f"{name} {side}: {rest}")
 PY

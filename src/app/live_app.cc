@@ -66,11 +66,12 @@ void PrintSummary(const live::ShowStatus& st) {
     std::fprintf(stderr,
                  "  source %s (worker %d, phase %.3f): %lld new pictures (%.1f/s, %.1f %% of ticks), %lld repeated, "
                  "%lld discarded, %lld ticks skipped, %lld restarts, pictures ready %.1f ms %s "
-                 "their ticks; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms\n",
+                 "their ticks; draw p50 %.1f ms, p99 %.1f ms, decode p50 %.1f ms%s\n",
                  s.id.c_str(), s.worker, s.phase, static_cast<long long>(s.frames), s.fps_show,
                  100 * s.freshness_show, static_cast<long long>(s.repeated), static_cast<long long>(s.discarded),
                  static_cast<long long>(s.skipped), static_cast<long long>(s.restarts),
-                 std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms);
+                 std::abs(s.arrival_ms), s.arrival_ms <= 0 ? "before" : "after", s.draw_p50_ms, s.draw_p99_ms, s.prepare_p50_ms,
+                 s.step > 1 ? ("; drawn every " + std::to_string(s.step) + " ticks at the end").c_str() : "");
     if (s.sound_underruns > 0 || s.sound_overruns > 0 || s.sound_gaps > 0) {
       std::fprintf(stderr,
                    "    its sound: %lld gaps (%lld samples of silence: its browser's stream ran dry), %lld underruns "

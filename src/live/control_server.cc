@@ -159,6 +159,7 @@ json StatusObject(const ShowStatus& st, std::string_view pressure_text) {
          {"prepareP50Ms", s.prepare_p50_ms},
          {"leadP50Ms", s.lead_p50_ms},
          {"leadMs", s.lead_ms},
+         {"step", s.step},
          {"pageErrors", s.page_errors},
          {"lastError", s.last_error},
          {"lastErrorTsMs", s.last_error_ms > 0 ? json(s.last_error_ms) : json(nullptr)},
@@ -455,6 +456,10 @@ std::string MetricsText(const ShowStatus& st, std::string_view pressure_text) {
            "Share of the last 2 s of ticks that showed a new picture of a source (1: every tick).");
   for (const SourceStatus& s : st.sources)
     p.Sample("pagereel_live_source_freshness", {{"source", s.id}}, s.freshness);
+  p.Family("pagereel_live_source_step", "gauge",
+           "A source's worker draws every this many ticks (1: every tick; more: its frames cannot keep up).");
+  for (const SourceStatus& s : st.sources)
+    p.Sample("pagereel_live_source_step", {{"source", s.id}}, s.step);
   p.Family("pagereel_live_source_arrival_seconds", "gauge",
            "Smoothed arrival of a source's pictures after their ticks.");
   for (const SourceStatus& s : st.sources) {

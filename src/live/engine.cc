@@ -93,6 +93,18 @@ constexpr nanoseconds kMinLead{33'000'000};
 // The most periods a frame may be begun before its tick (the lead grows with what frames
 // take): what a template call may wait, at worst, before its frame is begun.
 constexpr int64_t kMaxLeadTicks = 4;
+// A worker whose frames cannot keep up with the clock is drawn on a steady grid of every
+// `step` ticks (a ticker steps evenly at 25 a second in a 50 fps show) rather than for
+// whichever tick it can make next (steps of one and two periods mixed: judder). Each
+// kStepWindowSeconds it counts the ticks it missed beyond its grid: more than
+// kStepUpMisses of them and it draws every step + 1 ticks (at most kMaxStep); after
+// kStepDownDwell at a step, it goes back one when its frames take under kStepDownShare of
+// the shorter step's time (docs/live.md, "A steady rate when a page cannot keep up").
+constexpr double kStepWindowSeconds = 2;
+constexpr double kStepUpMisses = 0.25;
+constexpr double kStepDownShare = 0.8;
+constexpr nanoseconds kStepDownDwell{5'000'000'000};
+constexpr int64_t kMaxStep = 4;
 
 // Periods of lead at `fps`: the fewest that cover kMinLead, and at least one.
 int64_t LeadTicks(Rational fps) {
@@ -430,6 +442,12 @@ class Engine::Impl {
     // a worker that fell behind skips to the first tick it can still be ready for.
     double expected_ns = 0;                // The worker's thread only.
     std::atomic<int64_t> lead_ns{0};        // The lead now, for the status.
+    // Draws every `step` ticks (see kStepWindowSeconds); the worker's thread writes it.
+    std::atomic<int64_t> step{1};
+    double draw_ema_ns = 0;         // A round of its frames, begin to reply (the worker's thread).
+    int64_t step_window_from = -1;  // The tick its window began at (the worker's thread).
+    int64_t step_window_missed = 0;  // Ticks missed beyond the grid in it (the worker's thread).
+    int64_t step_since_ns = 0;      // When its step last changed (the worker's thread).
     int64_t pinged_ns = 0;                  // The worker's thread only.
     std::atomic<double> prepare_ema_ns{0};  // Written by its prepare thread.
     std::vector<Source*> sources;
@@ -465,6 +483,10 @@ class Engine::Impl {
   void WorkerLoop(Worker& w, std::stop_token stop);
   // Draws every source of the worker for tick `target` and queues their pictures.
   Status DrawSources(Worker& w, const WorkerPages& current, int64_t target);
+  // After a frame for tick `done`, the next one for `next`: the worker's step, from the
+  // ticks it missed (see kStepWindowSeconds).
+  // `drew` false: this round relaunched or lost the browser (its window starts again).
+  void AdjustStep(Worker& w, int64_t done, int64_t next, bool drew);
   void PrepareLoop(Worker& w);
   // Once every kPingEvery: whether the pages' scripts still answer (kDeadlineExceeded when
   // one does not: the worker is replaced); and their exceptions, to the status and log.
@@ -969,6 +991,7 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
     clock_.SleepUntil(TickNs(t) - lead_ns);
     if (stop.stop_requested()) break;
     const WorkerPages current = PagesOf(w);
+    bool drew = false;  // This round drew its frames (a relaunch or a failure does not count).
     if (!current.browser) {
       if (clock_.MonotonicNs() >= retry_at_ns) {
         Status launched = LaunchWorker(w);
@@ -990,12 +1013,15 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
     } else {
       const int64_t began = clock_.MonotonicNs();
       Status drawn = DrawSources(w, current, t);
+      const double draw_ns = static_cast<double>(clock_.MonotonicNs() - began);
       if (drawn.ok()) drawn = CheckPages(w, current);
       if (drawn.ok()) {
         // What a frame of this worker's takes from its begin until its picture is ready.
         const double took = static_cast<double>(clock_.MonotonicNs() - began) +
                             w.prepare_ema_ns.load(std::memory_order_relaxed);
         w.expected_ns = w.expected_ns == 0 ? took : w.expected_ns + (took - w.expected_ns) / 8;
+        w.draw_ema_ns = w.draw_ema_ns == 0 ? draw_ns : w.draw_ema_ns + (draw_ns - w.draw_ema_ns) / 8;
+        drew = true;
       } else {
         // Crashed or hung: the show keeps the sources' last pictures while a new browser
         // comes up.
@@ -1008,13 +1034,58 @@ void Engine::Impl::WorkerLoop(Worker& w, std::stop_token stop) {
         w.browser.reset();  // Kills what is left of it.
       }
     }
-    // The next tick whose picture can still be ready in time; the ones passed meanwhile are
-    // skipped, and their ticks repeat the sources' pictures.
+    // The next tick on the worker's grid whose picture can still be ready in time; the ones
+    // passed meanwhile are skipped, and their ticks repeat the sources' pictures.
     const int64_t ready = clock_.MonotonicNs() + static_cast<int64_t>(w.expected_ns);
-    const int64_t next = schedule_.NextTick(t, ready, 0);
+    const int64_t step = w.step.load(std::memory_order_relaxed);
+    const int64_t reachable = schedule_.NextTick(t, ready, 0);
+    const int64_t next = t + (reachable - t + step - 1) / step * step;
     for (Source* s : w.sources) s->skipped += next - t - 1;
+    AdjustStep(w, t, next, drew);
     t = next;
   }
+}
+
+void Engine::Impl::AdjustStep(Worker& w, int64_t done, int64_t next, bool drew) {
+  const int64_t step = w.step.load(std::memory_order_relaxed);
+  const int64_t now = clock_.MonotonicNs();
+  if (!drew) {
+    w.step_window_from = next;
+    w.step_window_missed = 0;
+    return;
+  }
+  if (w.step_window_from < 0) {
+    // The first window starts once the pages have drawn a while (a load is slow).
+    if (done < static_cast<int64_t>(show_.fps.ToDouble())) return;
+    w.step_window_from = done;
+    w.step_since_ns = now;
+  }
+  w.step_window_missed += next - done - step;
+  const int64_t window = next - w.step_window_from;
+  if (window < static_cast<int64_t>(kStepWindowSeconds * show_.fps.ToDouble())) return;
+  const double missed = static_cast<double>(w.step_window_missed) / static_cast<double>(window);
+  const double period_ns = static_cast<double>(Period().count());
+  int64_t changed = step;
+  if (missed > kStepUpMisses && step < kMaxStep) {
+    changed = step + 1;
+  } else if (step > 1 && now - w.step_since_ns >= kStepDownDwell.count() &&
+             w.draw_ema_ns < kStepDownShare * static_cast<double>(step - 1) * period_ns) {
+    changed = step - 1;
+  }
+  w.step_window_from = next;
+  w.step_window_missed = 0;
+  if (changed == step) return;
+  w.step.store(changed, std::memory_order_relaxed);
+  w.step_since_ns = now;
+  std::string line = "source";
+  for (const Source* s : w.sources) line += (s == w.sources.front() ? " " : ", ") + s->spec.id;
+  line += (w.sources.size() == 1 ? " is" : " are");
+  line += changed == 1 ? std::string(" now drawn every tick") : " now drawn every " + std::to_string(changed) + " ticks";
+  char times[96];
+  std::snprintf(times, sizeof times, ": a frame takes %.1f ms of its %.1f ms period", w.draw_ema_ns / 1e6, period_ns / 1e6);
+  line += times;
+  if (changed > step) line += ", " + std::to_string(std::lround(missed * 100)) + " % of ticks missed";
+  as_run_.Line(CurrentTick(), line);
 }
 
 Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t target) {
@@ -1026,7 +1097,7 @@ Status Engine::Impl::DrawSources(Worker& w, const WorkerPages& current, int64_t 
     const int64_t began = clock_.MonotonicNs();
     s.lead_time.Add(TickNs(target) - began);
     Result<capture::LiveFrame> frame =
-        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period(), !s.has_picture, HangLimit());
+        current.pages[i]->BeginFrame(nanoseconds(TickNs(target)), Period() * w.step.load(std::memory_order_relaxed), !s.has_picture, HangLimit());
     const int64_t drawn = clock_.MonotonicNs();
     s.draw_time.Add(drawn - began);
     if (!frame.ok()) {
@@ -1384,6 +1455,7 @@ ShowStatus Engine::Impl::CurrentStatus() const {
     ss.prepare_p50_ms = s->prepare_time.Quantile(0.5) / 1000;
     ss.lead_p50_ms = s->lead_time.Quantile(0.5) / 1000;
     ss.lead_ms = static_cast<double>(workers_[s->worker_index]->lead_ns.load()) / 1e6;
+    ss.step = workers_[s->worker_index]->step.load();
     ss.last_paint_ms = s->last_paint_ms.load();
     ss.arrival_ms = static_cast<double>(slot.arrival_offset_ns) / 1e6;
     ss.fps_show = st.seconds > 0 ? static_cast<double>(slot.taken) / st.seconds : 0;

@@ -58,7 +58,7 @@ struct SourceStatus {
   int64_t frames = 0;         // Pictures the source made.
   int64_t repeated = 0;       // Ticks that found no new picture.
   int64_t discarded = 0;      // Pictures replaced before any tick showed them.
-  int64_t skipped = 0;        // Ticks its worker was too busy to begin a frame for.
+  int64_t skipped = 0;        // Ticks its worker began no frame for (too busy, or between its steps).
   int64_t restarts = 0;       // Browser replacements.
   int browser_pid = 0;        // Its worker's browser now; 0 while it is being replaced.
   int64_t last_paint_ms = 0;  // Wall clock (Unix ms) of its newest picture; 0: none yet.
@@ -74,6 +74,7 @@ struct SourceStatus {
   double prepare_p50_ms = 0;  // A new picture decoded, scaled and premultiplied.
   double lead_p50_ms = 0;     // Its frames begun this long before the ticks they are for.
   double lead_ms = 0;         // How long before its tick a frame may be begun now (the plan).
+  int64_t step = 1;           // Its worker draws every this many ticks now (1: every tick).
   int64_t page_errors = 0;    // Uncaught exceptions in its page(s) since the show began.
   // Its page's sound: its browser's, so sources that share a worker share these.
   bool sound_live = false;      // Captured, and its ticks take it (the cushion gathered).

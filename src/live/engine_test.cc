@@ -74,6 +74,30 @@ std::string ReadFile(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A page that paints its animation frame's time (the low 16 bits of the wall-clock
+// millisecond) as 16 black and white bars across 320x180, after spinning `spin_ms` in the
+// frame (a page too slow for the clock), recorded to p.mkv.
+ShowSpec TimeCodeShow(int spin_ms, const fs::path& dir) {
+  const std::string page =
+      "data:text/html,<body style='margin:0'><canvas id=c width=320 height=180></canvas><script>"
+      "const x=c.getContext('2d');requestAnimationFrame(function f(t){const s=performance.now();"
+      "while(performance.now()-s<" + std::to_string(spin_ms) + "){}"
+      "const ms=Math.floor(performance.timeOrigin+t);for(let b=0;b<16;b++){"
+      "x.fillStyle=(ms>>b)&1?'white':'black';x.fillRect(b*20,0,20,180)}"
+      "requestAnimationFrame(f)})</script></body>";
+  ShowSpec show = OneSourceShow(page, dir);
+  show.outputs[0].stream.container = encode::Container::kMatroska;
+  show.outputs[0].stream.sink.target = (dir / "p.mkv").string();
+  return show;
+}
+
+// The 16-bit code of frame `i` of a TimeCodeShow's (or the clip test's) recording.
+int ReadCode(const testing::DecodedVideo& v, size_t i) {
+  int code = 0;
+  for (int b = 0; b < 16; ++b) code |= (Pixel(v, i, b * 20 + 10, 90)[1] > 128 ? 1 : 0) << b;
+  return code;
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   testing::ScratchDir scratch_{"live-engine"};
@@ -404,15 +428,7 @@ TEST_F(EngineTest, ASlowPageIsReportedAsSlow) {
 // machine) an earlier tick's, never a later one. Before, every picture showed the instant
 // one period earlier (drawn at tick n, shown at n+1), so none was on its tick.
 TEST_F(EngineTest, EveryNewPictureAirsAtTheTickItWasDrawnFor) {
-  const char kCode[] =
-      "data:text/html,<body style='margin:0'><canvas id=c width=320 height=180></canvas><script>"
-      "const x=c.getContext('2d');requestAnimationFrame(function f(t){"
-      "const ms=Math.floor(performance.timeOrigin+t);for(let b=0;b<16;b++){"
-      "x.fillStyle=(ms>>b)&1?'white':'black';x.fillRect(b*20,0,20,180)}"
-      "requestAnimationFrame(f)})</script></body>";
-  ShowSpec show = OneSourceShow(kCode, scratch_.path());
-  show.outputs[0].stream.container = encode::Container::kMatroska;
-  show.outputs[0].stream.sink.target = (scratch_.path() / "p.mkv").string();
+  ShowSpec show = TimeCodeShow(0, scratch_.path());
   auto engine = Engine::Start(show);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE((*engine)->Run(75, nullptr).ok());
@@ -426,8 +442,7 @@ TEST_F(EngineTest, EveryNewPictureAirsAtTheTickItWasDrawnFor) {
   ASSERT_EQ(video->rgb.size(), 75u);
   int last = -1, fresh = 0, on_tick = 0;
   for (size_t i = 0; i < video->rgb.size(); ++i) {
-    int code = 0;
-    for (int b = 0; b < 16; ++b) code |= (Pixel(*video, i, b * 20 + 10, 90)[1] > 128 ? 1 : 0) << b;
+    const int code = ReadCode(*video, i);
     if (code == last) continue;  // A repeat.
     last = code;
     if (code == 0 && fresh == 0) continue;  // The first picture, before an animation frame ran.
@@ -444,6 +459,57 @@ TEST_F(EngineTest, EveryNewPictureAirsAtTheTickItWasDrawnFor) {
   }
   EXPECT_GT(fresh, 10);
   EXPECT_GT(on_tick, 0) << "no picture aired at the tick it was drawn for";
+}
+
+// A page that cannot draw a frame per tick (each of its animation frames spins 50 ms, the
+// period is 40) is drawn on a steady grid of every second tick or more: each new picture
+// moves its content by the same number of periods and holds it as many ticks, so a crawl
+// steps evenly at a lower rate. Before, each frame was drawn for whichever tick the worker
+// could make next, one or two periods on: steps of 40 and 80 ms mixed about half and half
+// (judder), and nothing said why.
+TEST_F(EngineTest, APageTooSlowForEveryTickIsDrawnOnASteadyGrid) {
+  ShowSpec show = TimeCodeShow(50, scratch_.path());
+  show.sound.enabled = false;
+  constexpr int kTicks = 300;
+  auto engine = Engine::Start(show);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE((*engine)->Run(kTicks, nullptr).ok());
+  const int64_t step = (*engine)->CurrentStatus().sources[0].step;
+  engine->reset();
+  EXPECT_GE(step, 2) << "a page drawing 50 ms frames at 40 ms ticks is still drawn every tick";
+  // The as-run log says so, with the tick: pictures from 2 s after the last change on are
+  // checked (the worker's first frames after it may still be on the old grid).
+  const std::string log = ReadFile(scratch_.path() / "asrun.log");
+  const std::string said = "source gfx is now drawn every " + std::to_string(step) + " ticks";
+  const size_t at = log.rfind(said);
+  ASSERT_NE(at, std::string::npos) << log;
+  const size_t tick_at = log.rfind("tick=", at);
+  ASSERT_NE(tick_at, std::string::npos) << log;
+  const int64_t from = std::stoll(log.substr(tick_at + 5)) + 50;
+  ASSERT_LT(from + 50, kTicks) << "the step settled too late to check: " << log;
+  auto video = testing::DecodeVideo((scratch_.path() / "p.mkv").string());
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_EQ(video->rgb.size(), static_cast<size_t>(kTicks));
+  // Each new picture: the periods its content moved since the last new one, and the ticks
+  // it waited for it.
+  int last = -1, even = 0, fresh = 0;
+  size_t last_at = 0;
+  for (size_t i = 0; i < video->rgb.size(); ++i) {
+    const int code = ReadCode(*video, i);
+    if (code == last) continue;
+    if (last >= 0 && static_cast<int64_t>(last_at) >= from) {
+      const int moved_ms = ((code - last) % 65536 + 65536) % 65536;
+      const auto moved = std::lround(moved_ms / 40.0);
+      const auto waited = static_cast<int64_t>(i - last_at);
+      if (moved == step && waited == step) ++even;
+      ++fresh;
+    }
+    last = code;
+    last_at = i;
+  }
+  ASSERT_GT(fresh, 5) << "too few new pictures to judge";
+  EXPECT_GE(even * 10, fresh * 8) << "of " << fresh << " new pictures after tick " << from << " only " << even
+                                  << " moved " << step << " periods after " << step << " ticks";
 }
 
 // A 25 fps clip in a <video> on a 25 fps program: every new picture shows the clip frame for
@@ -479,6 +545,7 @@ TEST_F(EngineTest, AClipOnAirAdvancesOneFramePerTick) {
   auto engine = Engine::Start(show);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE((*engine)->Run(100, nullptr).ok());
+  const SourceStatus status = (*engine)->CurrentStatus().sources[0];
   engine->reset();
   auto video = testing::DecodeVideo((scratch_.path() / "p.ts").string());
   ASSERT_TRUE(video.ok()) << video.status().ToString();
@@ -488,8 +555,7 @@ TEST_F(EngineTest, AClipOnAirAdvancesOneFramePerTick) {
   std::map<int, int> offsets;
   int last = -1, fresh = 0;
   for (size_t i = 0; i < video->rgb.size(); ++i) {
-    int code = 0;
-    for (int b = 0; b < 16; ++b) code |= (Pixel(*video, i, b * 20 + 10, 90)[1] > 128 ? 1 : 0) << b;
+    const int code = ReadCode(*video, i);
     if (code == last || code == 0) continue;  // A repeat, or the clip not playing yet.
     last = code;
     ++offsets[code - static_cast<int>(i)];
@@ -499,7 +565,8 @@ TEST_F(EngineTest, AClipOnAirAdvancesOneFramePerTick) {
   const auto mode = std::max_element(offsets.begin(), offsets.end(),
                                      [](auto& a, auto& b) { return a.second < b.second; });
   EXPECT_GE(mode->second * 10, fresh * 8) << "of " << fresh << " new pictures only " << mode->second
-                                          << " show the clip frame in step with their ticks";
+                                          << " show the clip frame in step with their ticks (drawn every "
+                                          << status.step << " ticks, lead " << status.lead_ms << " ms)";
   EXPECT_EQ(offsets.rbegin()->first, mode->first) << "a picture shows a clip frame ahead of its tick";
 }
 
