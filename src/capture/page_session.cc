@@ -178,6 +178,18 @@ Result<cdp::Message> PageSession::BeginFrame(std::string_view params, std::chron
 }
 
 Status PageSession::Check() const {
+  PR_RETURN_IF_ERROR(CheckPage());
+  // The browser itself gone (killed, crashed) ends no target with an event: without this, a
+  // wait for one of the page's events ran out its whole timeout (serve answered a capture
+  // whose browser was killed during its load 504 after 30 s, not 502).
+  if (!browser_.client().connection_status().ok()) {
+    return UnavailableError("the browser of " + options_.name + " went away" + Where() + ": " +
+                            browser_.ExitDescription());
+  }
+  return Status::Ok();
+}
+
+Status PageSession::CheckPage() const {
   switch (watch_->end.load()) {
     case Watch::End::kRendererCrashed:
       // (Another page of the same browser may have run out of memory meanwhile; render
@@ -204,7 +216,7 @@ std::string PageSession::Where() const {
 }
 
 Status PageSession::Explain(std::string_view what, const Status& failure) const {
-  PR_RETURN_IF_ERROR(Check());
+  PR_RETURN_IF_ERROR(CheckPage());
   switch (failure.code()) {
     case StatusCode::kUnavailable:
     case StatusCode::kCancelled:  // The connection was closed on purpose (Browser::Kill).

@@ -146,8 +146,9 @@ class PageSession {
   // out of memory <where>" when its renderer crashed saying so (the page would do it again:
   // not worth a retry), kUnavailable "<name> crashed its renderer" for another crash (worth
   // a retry on a fresh browser, like a browser crash), kFailedPrecondition "<name> stopped:
-  // its target was detached", or options.check's reason. Costs no lock of the session's
-  // own.
+  // its target was detached", options.check's reason, or kUnavailable "the browser of
+  // <name> went away: <how it ended>" once the DevTools connection has ended. Costs no lock
+  // of the session's own.
   Status Check() const;
 
   // `failure` of `what` (a method, or "the wait for <event>") in the page's terms; see the
@@ -158,6 +159,9 @@ class PageSession {
 
  private:
   struct Watch;  // What the reader thread learns of the target's end.
+
+  // Check() but for the connection: the target's end, then options.check.
+  Status CheckPage() const;
 
   PageSession(browser::Browser& browser, PageSessionOptions options);
   // Calls `on_event` on `*state` while `state` lives; drops the event once it is gone.

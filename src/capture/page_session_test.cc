@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
 
 namespace pagereel::capture {
 namespace {
@@ -80,6 +81,24 @@ TEST_F(PageSessionTest, ACallToABrowserThatWentAwayNamesThePageAndTheMethod) {
                        "the browser of the page session-test.html went away during "
                        "Runtime.evaluate"))
       << reply.status().ToString();
+}
+
+// Between calls too: a wait for one of the page's events asks Check(), and a browser that
+// is gone sends no event to end the wait (serve waited out a capture's 30 s for a load
+// event from a browser killed meanwhile, then answered 504).
+TEST_F(PageSessionTest, CheckSaysWhenTheBrowserWentAway) {
+  std::unique_ptr<PageSession> session = Open();
+  ASSERT_NE(session, nullptr);
+  ASSERT_TRUE(session->Check().ok());
+  ASSERT_EQ(::kill(browser_->pid(), SIGKILL), 0);
+  Status check;
+  for (int i = 0; i < 500 && check.ok(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+    check = session->Check();
+  }
+  EXPECT_EQ(check.code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(Contains(check, "the browser of the page session-test.html went away: killed by signal 9"))
+      << check.ToString();
 }
 
 TEST_F(PageSessionTest, ADetachedTargetStopsThePage) {
