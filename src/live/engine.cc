@@ -97,9 +97,10 @@ constexpr int64_t kMaxLeadTicks = 4;
 // `step` ticks (a ticker steps evenly at 25 a second in a 50 fps show) rather than for
 // whichever tick it can make next (steps of one and two periods mixed: judder). Each
 // kStepWindowSeconds it counts the ticks it missed beyond its grid: more than
-// kStepUpMisses of them and it draws every step + 1 ticks (at most kMaxStep); after
-// kStepDownDwell at a step, it goes back one when its frames take under kStepDownShare of
-// the shorter step's time (docs/live.md, "A steady rate when a page cannot keep up").
+// kStepUpMisses of them and it draws every step + 1 ticks, or as many as its frames' time
+// covers (at most kMaxStep); after kStepDownDwell at a step, it goes back one when its
+// frames take under kStepDownShare of the shorter step's time (docs/live.md, "A steady
+// rate when a page cannot keep up").
 constexpr double kStepWindowSeconds = 2;
 constexpr double kStepUpMisses = 0.25;
 constexpr double kStepDownShare = 0.8;
@@ -1067,7 +1068,11 @@ void Engine::Impl::AdjustStep(Worker& w, int64_t done, int64_t next, bool drew) 
   const double period_ns = static_cast<double>(Period().count());
   int64_t changed = step;
   if (missed > kStepUpMisses && step < kMaxStep) {
-    changed = step + 1;
+    // At once to the step its frames' time asks for (a 70 ms frame at 20 ms ticks: every
+    // 4th), not one window per step; a quarter period of slack, since frames drawn every
+    // tick take longer than when the browser has a rest between them (42 ms against 35).
+    const auto needed = static_cast<int64_t>(std::ceil(w.draw_ema_ns / period_ns - 0.25));
+    changed = std::clamp<int64_t>(needed, step + 1, kMaxStep);
   } else if (step > 1 && now - w.step_since_ns >= kStepDownDwell.count() &&
              w.draw_ema_ns < kStepDownShare * static_cast<double>(step - 1) * period_ns) {
     changed = step - 1;
