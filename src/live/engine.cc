@@ -80,7 +80,8 @@ constexpr int64_t kSoundMaxWaitSamples = 24000;  // 500 ms.
 // drawn for their ticks' own times, so the outputs stamp each tick's sound this much
 // earlier, and the page's sound is on air with the picture it went with, erring late
 // rather than early as broadcast tolerances want: -3 to +34 ms measured (bench/RESULTS.md,
-// "live sound: gaps beside two CPU hogs").
+// "live sound: gaps beside two CPU hogs"), +10 to +55 ms when read by timestamps on a
+// slower day ("live sound: the sync measured again by timestamps").
 constexpr int64_t kSoundLatencySamples = kSoundCushionSamples + 1920;  // 140 ms.
 // The browsers' niceness (see LaunchWorker).
 constexpr int kBrowserNice = 10;
